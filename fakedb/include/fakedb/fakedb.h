@@ -1,0 +1,110 @@
+/* fakedb.h: libfakedb, a fake DynamoDB server that runs inside a test's process (or as
+ * the `fakedb` program). It speaks DynamoDB's JSON protocol over real HTTP on a loopback
+ * port, so any DynamoDB client can be pointed at it.
+ *
+ * Ownership: strings passed in are copied; fakedb_stop frees the server. Every function
+ * may be called from any thread, while the server runs.
+ */
+#ifndef FAKEDB_FAKEDB_H
+#define FAKEDB_FAKEDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dynalock/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    FAKEDB_OK = 0,
+    FAKEDB_EINVAL = -1,   /* a bad option or argument */
+    FAKEDB_ENOMEM = -2,
+    FAKEDB_EIO = -3,      /* the database file or a socket failed */
+    FAKEDB_ENOTFOUND = -4,
+    FAKEDB_EINUSE = -5,   /* the table exists already */
+};
+
+typedef struct fakedb_error {
+    int code;
+    char message[256];
+} fakedb_error;
+
+typedef struct fakedb fakedb;
+
+typedef struct fakedb_options {
+    const char *host;          /* NULL = "127.0.0.1" */
+    int port;                  /* 0 = an ephemeral port */
+    const char *db_path;       /* NULL = in memory; a path = durable sqlite file (WAL) */
+    bool fake_clock;           /* the server's clock is fake, moved only by advance/set */
+    int64_t fake_clock_start_ms; /* with fake_clock: its start (ms since epoch); 0 = now */
+    const char *credentials;   /* "KEY:SECRET": verify SigV4; NULL = accept any signature */
+    int threads;               /* worker threads; 0 = 4 */
+    bool log_requests;         /* one line per request on stderr */
+} fakedb_options;
+
+/* Starts a server; returns NULL and fills err on failure. */
+FAKEDB_API fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err);
+/* Finishes in-flight requests, stops and frees the server. NULL is a no-op. */
+FAKEDB_API void fakedb_stop(fakedb *db);
+FAKEDB_API int fakedb_port(const fakedb *db);
+/* "http://127.0.0.1:PORT", borrowed. */
+FAKEDB_API const char *fakedb_endpoint(const fakedb *db);
+
+/* The server's clock, in ms since the epoch. */
+FAKEDB_API int64_t fakedb_clock_now_ms(fakedb *db);
+/* Fake clock only: moves it (FAKEDB_EINVAL on a system clock or a move backwards). Items
+ * whose time to live is due are deleted, and clock long polls answered, before these
+ * return. */
+FAKEDB_API int fakedb_clock_advance(fakedb *db, int64_t ms);
+FAKEDB_API int fakedb_clock_set(fakedb *db, int64_t epoch_ms);
+
+/* Creates a table with string keys (sk may be NULL), on demand billing, ACTIVE at once. */
+FAKEDB_API int fakedb_create_table(fakedb *db, const char *name, const char *pk,
+                                   const char *sk, fakedb_error *err);
+/* Deletes every table and fault. */
+FAKEDB_API void fakedb_reset(fakedb *db);
+
+/* Fault injection: requests that match (NULL/empty fields match anything) get the fault
+ * instead of, or in addition to, their normal handling, `count` times (0 = always). */
+typedef enum fakedb_fault_kind {
+    FAKEDB_FAULT_ERROR = 1,    /* answer with error_type/status, the request not applied */
+    FAKEDB_FAULT_DELAY,        /* wait delay_ms (on real time) before handling */
+    FAKEDB_FAULT_LOST_RESPONSE /* apply the request, then close the connection unanswered */
+} fakedb_fault_kind;
+
+typedef struct fakedb_fault {
+    fakedb_fault_kind kind;
+    const char *operation;     /* e.g. "UpdateItem" */
+    const char *table;
+    const char *key;           /* the value of the partition key, as a string */
+    int count;                 /* times to fire; 0 = until removed */
+    const char *error_type;    /* FAKEDB_FAULT_ERROR: e.g.
+                                  "ProvisionedThroughputExceededException" (the default);
+                                  "InternalServerError" */
+    int status;                /* 0 = 400 for throttling, 500 for InternalServerError */
+    int64_t delay_ms;          /* FAKEDB_FAULT_DELAY */
+} fakedb_fault;
+
+/* Adds a fault; returns its id (> 0) or a negative FAKEDB_E*. */
+FAKEDB_API long fakedb_fault_add(fakedb *db, const fakedb_fault *f);
+FAKEDB_API void fakedb_fault_remove(fakedb *db, long id);
+FAKEDB_API void fakedb_fault_clear(fakedb *db);
+
+/* Counters since start (or reset): requests received for an operation (NULL = all), and
+ * of those, the ones that failed a condition (ConditionalCheckFailed or a transaction
+ * cancelled for a condition). */
+typedef struct fakedb_stats {
+    long requests;
+    long condition_failures;
+} fakedb_stats;
+FAKEDB_API fakedb_stats fakedb_get_stats(fakedb *db, const char *operation);
+
+FAKEDB_API const char *fakedb_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

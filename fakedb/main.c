@@ -1,0 +1,193 @@
+/* main.c: the `fakedb` program, a fake DynamoDB server for tests and CI in any language.
+ * It runs libfakedb until SIGTERM or SIGINT, then finishes in-flight requests and exits
+ * 0. Bad arguments exit 64 (EX_USAGE) with a usage line. */
+#include <fakedb/fakedb.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char k_usage[] =
+    "usage: fakedb [--host ADDR] [--port N] [--port-file PATH] [--db PATH]\n"
+    "              [--clock system|fake[:EPOCH_MS]] [--credentials KEY:SECRET]\n"
+    "              [--threads N] [--log] [--help] [--version]\n";
+
+static const char k_help[] =
+    "A fake DynamoDB server: DynamoDB's JSON protocol over HTTP, stored in sqlite.\n"
+    "\n"
+    "  --host ADDR             address to listen on (default 127.0.0.1)\n"
+    "  --port N                port (default 0: pick a free one)\n"
+    "  --port-file PATH        write the chosen port to PATH (atomically)\n"
+    "  --db PATH               keep data in a sqlite file (default: in memory)\n"
+    "  --clock system|fake[:EPOCH_MS]\n"
+    "                          the server's clock; a fake one moves only through\n"
+    "                          POST /fake/clock/advance and /fake/clock/set\n"
+    "  --credentials KEY:SECRET  verify SigV4 signatures with this key\n"
+    "  --threads N             worker threads (default 4)\n"
+    "  --log                   one line per request on stderr\n"
+    "  --help, --version\n"
+    "\n"
+    "It prints \"fakedb listening on http://HOST:PORT\" once it serves. SIGTERM or SIGINT\n"
+    "stops it after in-flight requests. See docs/fakedb.md.\n";
+
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "fakedb: %s: %s\n%s", what, arg, k_usage);
+    return 64;
+}
+
+static int parse_int(const char *s, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || !*s || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int write_port_file(const char *path, int port)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int rc = -1;
+    if (f) {
+        int w = fprintf(f, "%d\n", port);
+        if (fclose(f) == 0 && w > 0 && rename(tmp, path) == 0)
+            rc = 0;
+        else
+            unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    fakedb_options o;
+    memset(&o, 0, sizeof o);
+    const char *port_file = NULL;
+    for (int i = 1; i < argc; i++) {
+        char *arg = argv[i];
+        char *val = NULL;
+        char name[64];
+        if (strncmp(arg, "--", 2) != 0)
+            return usage_error("unexpected argument", arg);
+        char *eq = strchr(arg, '=');
+        size_t nl = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nl >= sizeof name)
+            return usage_error("unknown option", arg);
+        memcpy(name, arg, nl);
+        name[nl] = 0;
+        static const char *const known[] = { "--help", "--version", "--log", "--host", "--port",
+                                             "--threads", "--port-file", "--db", "--credentials",
+                                             "--clock", NULL };
+        bool is_known = false;
+        for (size_t k = 0; known[k]; k++)
+            is_known = is_known || !strcmp(name, known[k]);
+        if (!is_known)
+            return usage_error("unknown option", arg);
+        bool flag = !strcmp(name, "--help") || !strcmp(name, "--version") || !strcmp(name, "--log");
+        if (flag) {
+            if (eq)
+                return usage_error("option takes no value", arg);
+        } else if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        } else {
+            return usage_error("option needs a value", arg);
+        }
+        long v;
+        if (!strcmp(name, "--help")) {
+            fputs(k_usage, stdout);
+            fputs(k_help, stdout);
+            return 0;
+        } else if (!strcmp(name, "--version")) {
+            printf("fakedb %s\n", fakedb_version());
+            return 0;
+        } else if (!strcmp(name, "--log")) {
+            o.log_requests = true;
+        } else if (!strcmp(name, "--host")) {
+            if (!*val)
+                return usage_error("bad --host", val);
+            o.host = val;
+        } else if (!strcmp(name, "--port")) {
+            if (parse_int(val, 0, 65535, &v))
+                return usage_error("bad --port", val);
+            o.port = (int)v;
+        } else if (!strcmp(name, "--threads")) {
+            if (parse_int(val, 1, 256, &v))
+                return usage_error("bad --threads", val);
+            o.threads = (int)v;
+        } else if (!strcmp(name, "--port-file")) {
+            if (!*val)
+                return usage_error("bad --port-file", val);
+            port_file = val;
+        } else if (!strcmp(name, "--db")) {
+            if (!*val)
+                return usage_error("bad --db", val);
+            o.db_path = val;
+        } else if (!strcmp(name, "--credentials")) {
+            if (!strchr(val, ':') || val[0] == ':')
+                return usage_error("bad --credentials (want KEY:SECRET)", val);
+            o.credentials = val;
+        } else if (!strcmp(name, "--clock")) {
+            if (!strcmp(val, "system")) {
+                o.fake_clock = false;
+            } else if (!strcmp(val, "fake")) {
+                o.fake_clock = true;
+            } else if (!strncmp(val, "fake:", 5)) {
+                char *end = NULL;
+                errno = 0;
+                long long ms = strtoll(val + 5, &end, 10);
+                if (errno || !val[5] || *end || ms <= 0)
+                    return usage_error("bad --clock", val);
+                o.fake_clock = true;
+                o.fake_clock_start_ms = ms;
+            } else {
+                return usage_error("bad --clock", val);
+            }
+        } else {
+            return usage_error("unknown option", arg);
+        }
+    }
+
+    /* Signals are taken synchronously by this thread; the server's threads inherit the
+     * blocked mask and never see them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    fakedb_error err;
+    fakedb *db = fakedb_start(&o, &err);
+    if (!db) {
+        fprintf(stderr, "fakedb: %s\n", err.message);
+        return 1;
+    }
+    if (port_file && write_port_file(port_file, fakedb_port(db)) != 0) {
+        fprintf(stderr, "fakedb: cannot write %s: %s\n", port_file, strerror(errno));
+        fakedb_stop(db);
+        return 1;
+    }
+    printf("fakedb listening on %s\n", fakedb_endpoint(db));
+    fflush(stdout);
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    if (o.log_requests)
+        fprintf(stderr, "fakedb: signal %d, stopping\n", sig);
+    fakedb_stop(db);
+    return 0;
+}

@@ -1,0 +1,232 @@
+/* admin.c: the control endpoints under /fake/ (JSON in, JSON out): health, the clock
+ * (read, advance, set, and a long poll until it reaches a time), faults, reset and
+ * statistics. DynamoDB's API never uses these paths. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void reply(fakedb__http_resp *rs, int status, json_object *o)
+{
+    fakedb__resp_json(rs, status, o);
+    json_object_put(o);
+}
+
+static void reply_error(fakedb__http_resp *rs, int status, const char *msg)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(msg));
+    reply(rs, status, o);
+}
+
+static json_object *clock_json(fakedb *db)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "now_ms", json_object_new_int64(fakedb__now_ms(db)));
+    pthread_mutex_lock(&db->clock_lock);
+    bool fake = db->fake_clock;
+    pthread_mutex_unlock(&db->clock_lock);
+    json_object_object_add(o, "fake", json_object_new_boolean(fake));
+    return o;
+}
+
+static json_object *body_json(fakedb__http_req *rq)
+{
+    if (!rq->body || rq->body_len == 0)
+        return json_object_new_object();
+    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok)
+        return NULL;
+    json_object *o = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
+    bool ok = json_tokener_get_error(tok) == json_tokener_success;
+    json_tokener_free(tok);
+    if (!ok || !o || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+static bool get_i64(json_object *o, const char *key, int64_t *out)
+{
+    json_object *v = fakedb__json_get(o, key);
+    if (!v || !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+        return false;
+    *out = json_object_get_int64(v);
+    return true;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    if (!s || !*s)
+        return false;
+    long long v = strtoll(s, &end, 10);
+    if (*end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
+{
+    fakedb_fault f;
+    memset(&f, 0, sizeof f);
+    const char *kind = fakedb__json_str(b, "kind");
+    if (!kind || !strcmp(kind, "error"))
+        f.kind = FAKEDB_FAULT_ERROR;
+    else if (!strcmp(kind, "delay"))
+        f.kind = FAKEDB_FAULT_DELAY;
+    else if (!strcmp(kind, "lost_response"))
+        f.kind = FAKEDB_FAULT_LOST_RESPONSE;
+    else {
+        reply_error(rs, 400, "kind must be error, delay or lost_response");
+        return 0;
+    }
+    int64_t v;
+    f.operation = fakedb__json_str(b, "operation");
+    f.table = fakedb__json_str(b, "table");
+    f.key = fakedb__json_str(b, "key");
+    f.error_type = fakedb__json_str(b, "error_type");
+    f.count = get_i64(b, "count", &v) ? (int)v : 0;
+    f.status = get_i64(b, "status", &v) ? (int)v : 0;
+    f.delay_ms = get_i64(b, "delay_ms", &v) ? v : 0;
+    long id = fakedb_fault_add(db, &f);
+    if (id < 0) {
+        reply_error(rs, 400, "invalid fault");
+        return 0;
+    }
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "id", json_object_new_int64(id));
+    reply(rs, 200, o);
+    return 0;
+}
+
+static json_object *stats_json(fakedb *db)
+{
+    json_object *o = json_object_new_object();
+    fakedb_stats all = fakedb_get_stats(db, NULL);
+    json_object_object_add(o, "requests", json_object_new_int64(all.requests));
+    json_object_object_add(o, "condition_failures", json_object_new_int64(all.condition_failures));
+    json_object *ops = json_object_new_object();
+    for (int i = 0; i < FDB_OP_COUNT; i++) {
+        fakedb_stats s = fakedb_get_stats(db, fakedb__op_name(i));
+        if (!s.requests)
+            continue;
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "requests", json_object_new_int64(s.requests));
+        json_object_object_add(e, "condition_failures", json_object_new_int64(s.condition_failures));
+        json_object_object_add(ops, fakedb__op_name(i), e);
+    }
+    json_object_object_add(o, "operations", ops);
+    return o;
+}
+
+void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs)
+{
+    json_object *o = clock_json(db);
+    int64_t now = json_object_get_int64(fakedb__json_get(o, "now_ms"));
+    json_object_object_add(o, "reached", json_object_new_boolean(now >= until_ms));
+    reply(rs, 200, o);
+}
+
+int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
+                         int64_t *until_ms, int64_t *timeout_ms)
+{
+    const char *path = rq->url + strlen("/fake");
+    bool get = !strcmp(rq->method, "GET"), post = !strcmp(rq->method, "POST"),
+         del = !strcmp(rq->method, "DELETE");
+    if (!strcmp(path, "/health") && get) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "ok", json_object_new_boolean(1));
+        json_object_object_add(o, "version", json_object_new_string(fakedb_version()));
+        reply(rs, 200, o);
+        return 0;
+    }
+    if (!strcmp(path, "/clock") && get) {
+        reply(rs, 200, clock_json(db));
+        return 0;
+    }
+    if (!strcmp(path, "/clock/wait") && get) {
+        int64_t until, timeout = 30000;
+        if (!parse_i64(rq->get_arg(rq->arg_ctx, "until_ms"), &until)) {
+            reply_error(rs, 400, "until_ms (an integer) is required");
+            return 0;
+        }
+        const char *t = rq->get_arg(rq->arg_ctx, "timeout_ms");
+        if (t && (!parse_i64(t, &timeout) || timeout < 0)) {
+            reply_error(rs, 400, "timeout_ms must be a non-negative integer");
+            return 0;
+        }
+        if (fakedb__now_ms(db) >= until || timeout == 0) {
+            fakedb__admin_wait_answer(db, until, rs);
+            return 0;
+        }
+        *until_ms = until;
+        *timeout_ms = timeout;
+        return 1;
+    }
+    if ((!strcmp(path, "/clock/advance") || !strcmp(path, "/clock/set")) && post) {
+        bool adv = !strcmp(path, "/clock/advance");
+        json_object *b = body_json(rq);
+        int64_t v;
+        if (!b || !get_i64(b, adv ? "ms" : "now_ms", &v)) {
+            json_object_put(b);
+            reply_error(rs, 400, adv ? "body must be {\"ms\": N}" : "body must be {\"now_ms\": N}");
+            return 0;
+        }
+        json_object_put(b);
+        int rc = adv ? fakedb_clock_advance(db, v) : fakedb_clock_set(db, v);
+        if (rc) {
+            reply_error(rs, 400, "the clock is not fake, or the move goes backwards");
+            return 0;
+        }
+        reply(rs, 200, clock_json(db));
+        return 0;
+    }
+    if (!strcmp(path, "/faults")) {
+        if (get) {
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "faults", fakedb__faults_json(db));
+            reply(rs, 200, o);
+            return 0;
+        }
+        if (del) {
+            fakedb_fault_clear(db);
+            reply(rs, 200, json_object_new_object());
+            return 0;
+        }
+        if (post) {
+            json_object *b = body_json(rq);
+            if (!b) {
+                reply_error(rs, 400, "body must be a JSON object");
+                return 0;
+            }
+            add_fault(db, b, rs);
+            json_object_put(b);
+            return 0;
+        }
+    }
+    if (!strncmp(path, "/faults/", 8) && del) {
+        int64_t id;
+        if (!parse_i64(path + 8, &id)) {
+            reply_error(rs, 400, "fault id must be an integer");
+            return 0;
+        }
+        fakedb_fault_remove(db, (long)id);
+        reply(rs, 200, json_object_new_object());
+        return 0;
+    }
+    if (!strcmp(path, "/reset") && post) {
+        fakedb_reset(db);
+        reply(rs, 200, json_object_new_object());
+        return 0;
+    }
+    if (!strcmp(path, "/stats") && get) {
+        reply(rs, 200, stats_json(db));
+        return 0;
+    }
+    reply_error(rs, 404, "no such endpoint");
+    return 0;
+}

@@ -1,0 +1,237 @@
+/* batch.c: BatchGetItem (up to 100 keys over several tables) and BatchWriteItem (up to
+ * 25 puts and deletes). Every request in a batch is validated before any is applied;
+ * the fake never leaves items unprocessed. */
+#include "internal.h"
+#include "expr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BATCH_GET 100
+#define MAX_BATCH_WRITE 25
+
+static int same_key(const fakedb__key *a, const fakedb__key *b)
+{
+    return a->pk_len == b->pk_len && a->sk_len == b->sk_len && !memcmp(a->pk, b->pk, a->pk_len) &&
+           !memcmp(a->sk, b->sk, a->sk_len);
+}
+
+static int request_items(json_object *req, fakedb__reply *r, json_object **out)
+{
+    *out = fakedb__json_get(req, "RequestItems");
+    if (!*out)
+        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
+    if (!json_object_is_type(*out, json_type_object))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    if (json_object_object_length(*out) == 0)
+        return fakedb__fail_validation(r, "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+    return 0;
+}
+
+static json_object *table_req(const char *name, json_object *src)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "TableName", json_object_new_string(name));
+    if (src && json_object_is_type(src, json_type_object)) {
+        json_object_object_foreach(src, k, v) json_object_object_add(o, k, json_object_get(v));
+    }
+    return o;
+}
+
+static void add_units(json_object *caps, const char *table, double units)
+{
+    for (size_t i = 0; i < json_object_array_length(caps); i++) {
+        json_object *c = json_object_array_get_idx(caps, i);
+        if (!strcmp(fakedb__json_str(c, "TableName"), table)) {
+            double u = json_object_get_double(fakedb__json_get(c, "CapacityUnits"));
+            json_object_object_add(c, "CapacityUnits", json_object_new_double(u + units));
+            return;
+        }
+    }
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "TableName", json_object_new_string(table));
+    json_object_object_add(c, "CapacityUnits", json_object_new_double(units));
+    json_object_array_add(caps, c);
+}
+
+static bool wants_capacity(json_object *req)
+{
+    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
+    return rcc && strcmp(rcc, "NONE");
+}
+
+int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
+{
+    json_object *ri;
+    if (request_items(req, r, &ri))
+        return -1;
+    size_t total = 0;
+    json_object_object_foreach(ri, tn, spec) {
+        (void)tn;
+        json_object *keys = fakedb__json_get(spec, "Keys");
+        if (!keys || !json_object_is_type(keys, json_type_array) || json_object_array_length(keys) == 0)
+            return fakedb__fail_validation(r, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must not be null", tn);
+        total += json_object_array_length(keys);
+    }
+    if (total > MAX_BATCH_GET)
+        return fakedb__fail_validation(r, "Too many items requested for the BatchGetItem call");
+    json_object *responses = json_object_new_object();
+    json_object *caps = json_object_new_array();
+    int rc = 0;
+    fakedb__key *keys = calloc(total ? total : 1, sizeof *keys);
+    if (!keys) {
+        json_object_put(responses);
+        json_object_put(caps);
+        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    }
+    pthread_mutex_lock(&db->lock);
+    json_object_object_foreach(ri, name, tspec) {
+        json_object *treq = table_req(name, tspec);
+        fakedb__table *t;
+        struct fakedb__expr_ctx *ctx = NULL;
+        struct fakedb__expr *proj = NULL;
+        static const char *const params[] = { "ProjectionExpression", NULL };
+        json_object *klist = fakedb__json_get(tspec, "Keys");
+        size_t n = json_object_array_length(klist);
+        json_object *cr = fakedb__json_get(tspec, "ConsistentRead");
+        bool consistent = cr && json_object_get_boolean(cr);
+        rc = fakedb__table_lookup(db, treq, &t, r);
+        if (rc == 0)
+            rc = fakedb__expr_setup(treq, params, &ctx, r) || fakedb__parse_projection(treq, ctx, &proj, r) ||
+                 fakedb__expr_unused(ctx, r) ? -1 : 0;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            json_object *k = json_object_array_get_idx(klist, i);
+            if (fakedb__item_validate(k, r) || fakedb__key_make(t, k, FDB_KEY_PARAM, &keys[i], r))
+                rc = -1;
+            for (size_t j = 0; rc == 0 && j < i; j++)
+                if (same_key(&keys[i], &keys[j]))
+                    rc = fakedb__fail_validation(r, "Provided list of item keys contains duplicates");
+        }
+        json_object *items = json_object_new_array();
+        double units = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            json_object *item = NULL;
+            if (fakedb__item_get(db, t, &keys[i], &item)) {
+                rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+                break;
+            }
+            units += fakedb__read_units(fakedb__item_size(item), consistent);
+            if (item)
+                json_object_array_add(items, fakedb__apply_projection(proj, fakedb__json_get(treq, "AttributesToGet"), item));
+            json_object_put(item);
+        }
+        if (rc == 0) {
+            json_object_object_add(responses, name, items);
+            add_units(caps, name, units);
+        } else {
+            json_object_put(items);
+        }
+        fakedb__expr_free(proj);
+        fakedb__expr_ctx_free(ctx);
+        json_object_put(treq);
+        if (rc)
+            break;
+    }
+    pthread_mutex_unlock(&db->lock);
+    free(keys);
+    if (rc) {
+        json_object_put(responses);
+        json_object_put(caps);
+        return rc;
+    }
+    r->body = json_object_new_object();
+    json_object_object_add(r->body, "Responses", responses);
+    json_object_object_add(r->body, "UnprocessedKeys", json_object_new_object());
+    if (wants_capacity(req))
+        json_object_object_add(r->body, "ConsumedCapacity", caps);
+    else
+        json_object_put(caps);
+    return 0;
+}
+
+int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
+{
+    json_object *ri;
+    if (request_items(req, r, &ri))
+        return -1;
+    size_t total = 0;
+    json_object_object_foreach(ri, tn, list) {
+        if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
+            return fakedb__fail_validation(r, "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]", tn);
+        total += json_object_array_length(list);
+    }
+    if (total > MAX_BATCH_WRITE)
+        return fakedb__fail_validation(r, "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]");
+    fakedb__write *w = calloc(total, sizeof *w);
+    json_object **reqs = calloc(total, sizeof *reqs);
+    size_t n = 0;
+    int rc = 0;
+    if (!w || !reqs) {
+        free(w);
+        free(reqs);
+        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    }
+    pthread_mutex_lock(&db->lock);
+    json_object_object_foreach(ri, name, entries) {
+        for (size_t i = 0; rc == 0 && i < json_object_array_length(entries); i++) {
+            json_object *e = json_object_array_get_idx(entries, i);
+            json_object *put = fakedb__json_get(e, "PutRequest"), *del = fakedb__json_get(e, "DeleteRequest");
+            if ((put != NULL) == (del != NULL) || json_object_object_length(e) != 1) {
+                rc = fakedb__fail_validation(r, "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+                break;
+            }
+            reqs[n] = table_req(name, put ? put : del);
+            if (fakedb__write_prepare(db, put ? FDB_W_PUT : FDB_W_DELETE, reqs[n], &w[n], r)) {
+                if (put && r->type && !strcmp(r->type, FDB_E_VALIDATION) &&
+                    (strstr(r->message, "Type mismatch for key") || strstr(r->message, "Missing the key")))
+                    fakedb__fail_validation(r, "The provided key element does not match the schema");
+                n++;
+                rc = -1;
+                break;
+            }
+            for (size_t j = 0; j < n; j++)
+                if (w[j].table == w[n].table && same_key(&w[j].key, &w[n].key))
+                    rc = fakedb__fail_validation(r, "Provided list of item keys contains duplicates");
+            n++;
+        }
+        if (rc)
+            break;
+    }
+    if (rc == 0) {
+        if (fakedb__tx_begin(db))
+            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            int e = fakedb__write_eval(db, &w[i], r);
+            if (e == 0 && fakedb__write_apply(db, &w[i]))
+                e = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            if (e)
+                rc = -1;
+        }
+        if (rc == 0 && fakedb__tx_commit(db))
+            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        if (rc)
+            fakedb__tx_rollback(db);
+    }
+    json_object *caps = json_object_new_array();
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        add_units(caps, w[i].table->name,
+                  fakedb__write_units(fakedb__item_size(w[i].new_item ? w[i].new_item : w[i].old_item)));
+    pthread_mutex_unlock(&db->lock);
+    for (size_t i = 0; i < n; i++) {
+        fakedb__write_cleanup(&w[i]);
+        json_object_put(reqs[i]);
+    }
+    free(w);
+    free(reqs);
+    if (rc) {
+        json_object_put(caps);
+        return rc;
+    }
+    r->body = json_object_new_object();
+    json_object_object_add(r->body, "UnprocessedItems", json_object_new_object());
+    if (wants_capacity(req))
+        json_object_object_add(r->body, "ConsumedCapacity", caps);
+    else
+        json_object_put(caps);
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* expr.h: DynamoDB's expression language for the fake server: condition, filter, key
+ * condition, projection and update expressions, parsed once per request and evaluated
+ * on items held as json-c objects in DynamoDB JSON ({"name": {"S": "x"}, ...}).
+ *
+ * Error texts are DynamoDB's ValidationException messages, so the server returns them
+ * as they are. */
+#ifndef FAKEDB_EXPR_H
+#define FAKEDB_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#define FAKEDB_EXPR_ERR_MAX 512
+
+typedef enum fakedb__expr_kind {
+    FAKEDB_EXPR_CONDITION,      /* ConditionExpression */
+    FAKEDB_EXPR_FILTER,         /* FilterExpression */
+    FAKEDB_EXPR_KEY_CONDITION,  /* KeyConditionExpression */
+    FAKEDB_EXPR_PROJECTION,     /* ProjectionExpression */
+    FAKEDB_EXPR_UPDATE,         /* UpdateExpression */
+} fakedb__expr_kind;
+
+/* The names and values of one request, shared by all its expressions, which records
+ * which of them the expressions used (for "unused" validation). */
+typedef struct fakedb__expr_ctx fakedb__expr_ctx;
+typedef struct fakedb__expr fakedb__expr;
+
+/* names and values are the request's ExpressionAttributeNames / Values objects, or NULL;
+ * borrowed for the life of the context. Returns NULL with err filled when they are
+ * malformed (e.g. an empty map: "ExpressionAttributeNames must not be empty"). */
+fakedb__expr_ctx *fakedb__expr_ctx_new(json_object *names, json_object *values,
+                                       char err[FAKEDB_EXPR_ERR_MAX]);
+void fakedb__expr_ctx_free(fakedb__expr_ctx *ctx);
+
+/* Parses `text` as an expression of `kind`, resolving #names and :values in ctx.
+ * Returns NULL with DynamoDB's message in err (e.g. "Invalid UpdateExpression: Syntax
+ * error; token: \"=\", near: \"SET = \"", "Value provided in ExpressionAttributeValues
+ * unused in expressions: keys: {:x}" is checked later, by check_unused). */
+fakedb__expr *fakedb__expr_parse(fakedb__expr_ctx *ctx, fakedb__expr_kind kind,
+                                 const char *text, char err[FAKEDB_EXPR_ERR_MAX]);
+void fakedb__expr_free(fakedb__expr *e);
+
+/* After every expression of the request is parsed: 0, or -1 with DynamoDB's message for
+ * names or values that no expression used. */
+int fakedb__expr_check_unused(const fakedb__expr_ctx *ctx, char err[FAKEDB_EXPR_ERR_MAX]);
+
+/* Condition or filter: *result is whether `item` (NULL = no item) satisfies it.
+ * Returns 0, or -1 with a message for a runtime error DynamoDB reports. */
+int fakedb__expr_eval(const fakedb__expr *e, json_object *item, bool *result,
+                      char err[FAKEDB_EXPR_ERR_MAX]);
+
+/* Update: applies the expression to *item (a json object, possibly holding only the key
+ * for a new item), in place. key_names lists the table's key attributes (NULL-terminated)
+ * that may not be changed. Returns 0, or -1 with DynamoDB's message (e.g. "Cannot update
+ * attribute pk. This attribute is part of the key", "An operand in the update expression
+ * has an incorrect data type"). The item is unchanged on failure. */
+int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
+                              const char *const *key_names, char err[FAKEDB_EXPR_ERR_MAX]);
+
+/* The top-level attribute names an update expression assigns or removes (for
+ * UPDATED_OLD/UPDATED_NEW): a NULL-terminated array borrowed from e. */
+const char *const *fakedb__expr_update_targets(const fakedb__expr *e);
+
+/* Projection: a new object with only the projected paths of item (nested paths and
+ * list indexes kept in their structure, as DynamoDB returns them). */
+json_object *fakedb__expr_project(const fakedb__expr *e, json_object *item);
+
+/* Key condition, resolved against the key schema of the table or index being queried. */
+typedef enum fakedb__key_op {
+    FAKEDB_KEY_NONE = 0, FAKEDB_KEY_EQ, FAKEDB_KEY_LT, FAKEDB_KEY_LE, FAKEDB_KEY_GT,
+    FAKEDB_KEY_GE, FAKEDB_KEY_BETWEEN, FAKEDB_KEY_BEGINS_WITH
+} fakedb__key_op;
+
+typedef struct fakedb__key_cond {
+    json_object *pk_value;      /* borrowed AttributeValue of the partition key */
+    fakedb__key_op sk_op;       /* FAKEDB_KEY_NONE when there is no sort key condition */
+    json_object *sk_value1;     /* borrowed */
+    json_object *sk_value2;     /* BETWEEN's upper bound */
+} fakedb__key_cond;
+
+/* Matches the key condition to the key schema (sk_name NULL when there is none) and the
+ * types of the key attributes ('S', 'N' or 'B'). 0, or -1 with DynamoDB's message, e.g.
+ * "Query condition missed key schema element: pk", "Query key condition not supported". */
+int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char pk_type,
+                               const char *sk_name, char sk_type, fakedb__key_cond *out,
+                               char err[FAKEDB_EXPR_ERR_MAX]);
+
+/* Ordering and equality of AttributeValues as DynamoDB compares them (S and B by bytes,
+ * N numerically). Returns <0, 0, >0, or 2 when the types differ or are not ordered. */
+int fakedb__av_compare(json_object *a, json_object *b);
+bool fakedb__av_equal(json_object *a, json_object *b);
+
+/* The size in bytes DynamoDB counts for an item (names + values), for the 400 KB limit. */
+size_t fakedb__item_size(json_object *item);
+
+#endif

@@ -1,0 +1,255 @@
+/* faults.c: fault injection (errors, delays, lost responses) matched by operation, table
+ * and partition key value, each firing `count` times or until removed; and the request
+ * counters per operation. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_null(const char *s)
+{
+    return s && s[0] ? strdup(s) : NULL;
+}
+
+static void fault_free(fakedb__fault_rec *f)
+{
+    free((char *)(uintptr_t)f->f.operation);
+    free((char *)(uintptr_t)f->f.table);
+    free((char *)(uintptr_t)f->f.key);
+    free((char *)(uintptr_t)f->f.error_type);
+    free(f);
+}
+
+long fakedb_fault_add(fakedb *db, const fakedb_fault *f)
+{
+    if (!db || !f || f->kind < FAKEDB_FAULT_ERROR || f->kind > FAKEDB_FAULT_LOST_RESPONSE ||
+        f->count < 0 || f->delay_ms < 0 || (f->status && (f->status < 400 || f->status > 599)))
+        return FAKEDB_EINVAL;
+    fakedb__fault_rec *rec = calloc(1, sizeof *rec);
+    if (!rec)
+        return FAKEDB_ENOMEM;
+    rec->f = *f;
+    rec->f.operation = dup_or_null(f->operation);
+    rec->f.table = dup_or_null(f->table);
+    rec->f.key = dup_or_null(f->key);
+    rec->f.error_type = dup_or_null(f->error_type);
+    pthread_mutex_lock(&db->fault_lock);
+    rec->id = ++db->next_fault_id;
+    fakedb__fault_rec **pp = &db->faults;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = rec;
+    long id = rec->id;
+    pthread_mutex_unlock(&db->fault_lock);
+    return id;
+}
+
+void fakedb_fault_remove(fakedb *db, long id)
+{
+    if (!db)
+        return;
+    pthread_mutex_lock(&db->fault_lock);
+    for (fakedb__fault_rec **pp = &db->faults; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            fakedb__fault_rec *f = *pp;
+            *pp = f->next;
+            fault_free(f);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&db->fault_lock);
+}
+
+void fakedb__faults_free(fakedb *db)
+{
+    fakedb__fault_rec *f = db->faults, *n;
+    for (; f; f = n) {
+        n = f->next;
+        fault_free(f);
+    }
+    db->faults = NULL;
+}
+
+void fakedb_fault_clear(fakedb *db)
+{
+    if (!db)
+        return;
+    pthread_mutex_lock(&db->fault_lock);
+    fakedb__faults_free(db);
+    pthread_mutex_unlock(&db->fault_lock);
+}
+
+/* The partition key value of an item or key, as a string (S as is, N normalised, B as
+ * base64). */
+static bool key_matches(json_object *attrs, const char *pk, const char *want)
+{
+    json_object *av = pk ? fakedb__json_get(attrs, pk) : NULL;
+    char t = fakedb__av_scalar(av);
+    if (!t)
+        return false;
+    const char *s = fakedb__json_str(av, t == 'S' ? "S" : t == 'N' ? "N" : "B");
+    return s && !strcmp(s, want);
+}
+
+typedef struct match_ctx {
+    fakedb *db;
+    const char *table, *key;
+    bool hit;
+} match_ctx;
+
+static void match_entry(match_ctx *m, const char *table, json_object *body)
+{
+    if (m->hit || !table)
+        return;
+    if (m->table && strcmp(m->table, table))
+        return;
+    if (!m->key) {
+        m->hit = true;
+        return;
+    }
+    const char *pk = NULL;
+    pthread_mutex_lock(&m->db->lock);
+    fakedb__table *t = fakedb__table_find(m->db, table);
+    char name[256] = "";
+    if (t)
+        snprintf(name, sizeof name, "%s", t->pk);
+    pthread_mutex_unlock(&m->db->lock);
+    pk = name[0] ? name : NULL;
+    json_object *k = fakedb__json_get(body, "Key");
+    json_object *it = fakedb__json_get(body, "Item");
+    m->hit = key_matches(k, pk, m->key) || key_matches(it, pk, m->key);
+    json_object *keys = fakedb__json_get(body, "Keys");
+    for (size_t i = 0; !m->hit && keys && json_object_is_type(keys, json_type_array) &&
+                       i < json_object_array_length(keys); i++)
+        m->hit = key_matches(json_object_array_get_idx(keys, i), pk, m->key);
+}
+
+static bool request_matches(fakedb *db, const fakedb__fault_rec *f, json_object *req)
+{
+    match_ctx m = { db, f->f.table, f->f.key, false };
+    if (!m.table && !m.key)
+        return true;
+    match_entry(&m, fakedb__json_str(req, "TableName"), req);
+    json_object *ti = fakedb__json_get(req, "TransactItems");
+    for (size_t i = 0; !m.hit && ti && json_object_is_type(ti, json_type_array) && i < json_object_array_length(ti); i++) {
+        json_object *e = json_object_array_get_idx(ti, i);
+        if (json_object_is_type(e, json_type_object)) {
+            json_object_object_foreach(e, kind, body) {
+                (void)kind;
+                match_entry(&m, fakedb__json_str(body, "TableName"), body);
+            }
+        }
+    }
+    json_object *ri = fakedb__json_get(req, "RequestItems");
+    if (ri && json_object_is_type(ri, json_type_object)) {
+        json_object_object_foreach(ri, table, spec) {
+            if (m.hit)
+                break;
+            if (json_object_is_type(spec, json_type_array)) {
+                for (size_t i = 0; i < json_object_array_length(spec); i++) {
+                    json_object *e = json_object_array_get_idx(spec, i);
+                    match_entry(&m, table, fakedb__json_get(e, "PutRequest"));
+                    match_entry(&m, table, fakedb__json_get(e, "DeleteRequest"));
+                }
+            } else {
+                match_entry(&m, table, spec);
+            }
+        }
+    }
+    return m.hit;
+}
+
+bool fakedb__fault_match(fakedb *db, const char *op, json_object *req, fakedb_fault_kind kind,
+                         fakedb__fault_hit *hit)
+{
+    bool found = false;
+    pthread_mutex_lock(&db->fault_lock);
+    for (fakedb__fault_rec **pp = &db->faults; *pp; pp = &(*pp)->next) {
+        fakedb__fault_rec *f = *pp;
+        if (f->f.kind != kind || (f->f.operation && strcmp(f->f.operation, op)))
+            continue;
+        if (!request_matches(db, f, req))
+            continue;
+        memset(hit, 0, sizeof *hit);
+        hit->kind = f->f.kind;
+        hit->delay_ms = f->f.delay_ms;
+        snprintf(hit->error_type, sizeof hit->error_type, "%s",
+                 f->f.error_type ? f->f.error_type : "ProvisionedThroughputExceededException");
+        hit->status = f->f.status ? f->f.status
+                      : !strcmp(hit->error_type, "InternalServerError") || !strcmp(hit->error_type, "InternalFailure") ||
+                                !strcmp(hit->error_type, "ServiceUnavailable")
+                          ? 500 : 400;
+        f->fired++;
+        if (f->f.count > 0 && f->fired >= f->f.count) {
+            *pp = f->next;
+            fault_free(f);
+        }
+        found = true;
+        break;
+    }
+    pthread_mutex_unlock(&db->fault_lock);
+    return found;
+}
+
+static const char *kind_name(fakedb_fault_kind k)
+{
+    return k == FAKEDB_FAULT_ERROR ? "error" : k == FAKEDB_FAULT_DELAY ? "delay" : "lost_response";
+}
+
+json_object *fakedb__faults_json(fakedb *db)
+{
+    json_object *arr = json_object_new_array();
+    pthread_mutex_lock(&db->fault_lock);
+    for (fakedb__fault_rec *f = db->faults; f; f = f->next) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "id", json_object_new_int64(f->id));
+        json_object_object_add(o, "kind", json_object_new_string(kind_name(f->f.kind)));
+        if (f->f.operation)
+            json_object_object_add(o, "operation", json_object_new_string(f->f.operation));
+        if (f->f.table)
+            json_object_object_add(o, "table", json_object_new_string(f->f.table));
+        if (f->f.key)
+            json_object_object_add(o, "key", json_object_new_string(f->f.key));
+        json_object_object_add(o, "count", json_object_new_int(f->f.count));
+        json_object_object_add(o, "fired", json_object_new_int(f->fired));
+        if (f->f.kind == FAKEDB_FAULT_ERROR) {
+            json_object_object_add(o, "error_type", json_object_new_string(f->f.error_type ? f->f.error_type : "ProvisionedThroughputExceededException"));
+            json_object_object_add(o, "status", json_object_new_int(f->f.status));
+        }
+        if (f->f.kind == FAKEDB_FAULT_DELAY)
+            json_object_object_add(o, "delay_ms", json_object_new_int64(f->f.delay_ms));
+        json_object_array_add(arr, o);
+    }
+    pthread_mutex_unlock(&db->fault_lock);
+    return arr;
+}
+
+void fakedb__stat_count(fakedb *db, int op, bool condition_failure)
+{
+    pthread_mutex_lock(&db->stats_lock);
+    if (op >= 0 && op < FDB_OP_COUNT) {
+        db->stat_requests[op]++;
+        if (condition_failure)
+            db->stat_cond[op]++;
+    }
+    db->stat_requests[FDB_OP_COUNT]++;
+    if (condition_failure)
+        db->stat_cond[FDB_OP_COUNT]++;
+    pthread_mutex_unlock(&db->stats_lock);
+}
+
+fakedb_stats fakedb_get_stats(fakedb *db, const char *operation)
+{
+    fakedb_stats s = { 0, 0 };
+    if (!db)
+        return s;
+    int op = operation ? fakedb__op_lookup(operation) : FDB_OP_COUNT;
+    if (op < 0)
+        return s;
+    pthread_mutex_lock(&db->stats_lock);
+    s.requests = db->stat_requests[op];
+    s.condition_failures = db->stat_cond[op];
+    pthread_mutex_unlock(&db->stats_lock);
+    return s;
+}

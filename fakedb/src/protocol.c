@@ -1,0 +1,341 @@
+/* protocol.c: DynamoDB's JSON protocol. Checks a request the way DynamoDB does (size,
+ * authentication, X-Amz-Target, content type, JSON), applies faults, dispatches to the
+ * operation and writes the answer: the body, x-amzn-RequestId, x-amz-crc32, and errors
+ * as {"__type": ..., "message": ...} with DynamoDB's status. */
+#include "internal.h"
+
+#include <sigv4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef int (*op_fn)(fakedb *, json_object *, fakedb__reply *);
+
+static const struct {
+    const char *name;
+    op_fn fn;
+} k_ops[FDB_OP_COUNT] = {
+    { "CreateTable", fakedb__op_create_table },
+    { "UpdateTable", fakedb__op_update_table },
+    { "DeleteTable", fakedb__op_delete_table },
+    { "DescribeTable", fakedb__op_describe_table },
+    { "ListTables", fakedb__op_list_tables },
+    { "UpdateTimeToLive", fakedb__op_update_ttl },
+    { "DescribeTimeToLive", fakedb__op_describe_ttl },
+    { "GetItem", fakedb__op_get_item },
+    { "PutItem", fakedb__op_put_item },
+    { "UpdateItem", fakedb__op_update_item },
+    { "DeleteItem", fakedb__op_delete_item },
+    { "Query", fakedb__op_query },
+    { "Scan", fakedb__op_scan },
+    { "BatchGetItem", fakedb__op_batch_get },
+    { "BatchWriteItem", fakedb__op_batch_write },
+    { "TransactWriteItems", fakedb__op_transact_write },
+    { "TransactGetItems", fakedb__op_transact_get },
+};
+
+const char *fakedb__op_name(int op)
+{
+    return op >= 0 && op < FDB_OP_COUNT ? k_ops[op].name : "Unknown";
+}
+
+int fakedb__op_lookup(const char *name)
+{
+    for (int i = 0; i < FDB_OP_COUNT; i++)
+        if (!strcmp(k_ops[i].name, name))
+            return i;
+    return -1;
+}
+
+__attribute__((format(printf, 3, 0)))
+static int vfail(fakedb__reply *r, const char *type, const char *fmt, va_list ap)
+{
+    r->type = type;
+    r->status = strstr(type, "#InternalServerError") ? 500 : 400;
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    json_object_put(r->body);
+    r->body = NULL;
+    return -1;
+}
+
+int fakedb__fail(fakedb__reply *r, const char *type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(r, type, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int fakedb__fail_validation(fakedb__reply *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(r, FDB_E_VALIDATION, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+uint32_t fakedb__crc32(const void *data, size_t len)
+{
+    pthread_once(&crc_once, crc_init);
+    const uint8_t *p = data;
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < len; i++)
+        c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+void fakedb__request_id(fakedb *db, char out[53])
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    unsigned long seq = __atomic_add_fetch(&db->request_seq, 1, __ATOMIC_RELAXED);
+    uint64_t x = (uint64_t)seq * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)db;
+    for (int i = 0; i < 52; i++) {
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 29;
+        out[i] = alphabet[x % 36];
+        if (i % 8 == 7)
+            x += (uint64_t)seq + (uint64_t)i;
+    }
+    out[52] = 0;
+}
+
+void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o)
+{
+    size_t len = 0;
+    const char *s = json_object_to_json_string_length(o, FDB_JSON_FLAGS, &len);
+    rs->status = status;
+    rs->body = malloc(len + 1);
+    if (rs->body) {
+        memcpy(rs->body, s, len + 1);
+        rs->body_len = len;
+    }
+    rs->content_type = "application/json";
+}
+
+static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
+{
+    json_object *o;
+    if (r->type) {
+        o = json_object_new_object();
+        json_object_object_add(o, "__type", json_object_new_string(r->type));
+        json_object_object_add(o, "message", json_object_new_string(r->message));
+        if (r->body && json_object_is_type(r->body, json_type_object)) {
+            json_object_object_foreach(r->body, k, v) json_object_object_add(o, k, json_object_get(v));
+        }
+    } else {
+        o = json_object_get(r->body ? r->body : NULL);
+        if (!o)
+            o = json_object_new_object();
+    }
+    fakedb__resp_json(rs, r->type ? r->status : 200, o);
+    rs->content_type = "application/x-amz-json-1.0";
+    rs->amz = true;
+    json_object_put(o);
+}
+
+static void answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg)
+{
+    fakedb__reply r;
+    memset(&r, 0, sizeof r);
+    fakedb__fail(&r, type, "%s", msg);
+    r.status = status;
+    answer_reply(rs, &r);
+}
+
+/* A SigV4 Authorization header must name the algorithm, Credential, SignedHeaders and
+ * Signature; fills msg with what IncompleteSignatureException says otherwise. */
+static bool sigv4_well_formed(const char *auth, bool has_date, char *msg, size_t n)
+{
+    size_t o = 0;
+    msg[0] = 0;
+    if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17) != 0) {
+        snprintf(msg, n, "Authorization header requires 'Credential' parameter. Authorization header requires 'Signature' parameter. Authorization header requires 'SignedHeaders' parameter. Authorization=%.200s", auth);
+        return false;
+    }
+    const char *parts[3] = { "Credential=", "Signature=", "SignedHeaders=" };
+    const char *names[3] = { "Credential", "Signature", "SignedHeaders" };
+    for (int i = 0; i < 3; i++) {
+        if (!strstr(auth, parts[i])) {
+            int k = snprintf(msg + o, o < n ? n - o : 0, "Authorization header requires '%s' parameter. ", names[i]);
+            if (k > 0)
+                o += (size_t)k;
+        }
+    }
+    if (!has_date) {
+        int k = snprintf(msg + o, o < n ? n - o : 0, "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. ");
+        if (k > 0)
+            o += (size_t)k;
+    }
+    if (o == 0)
+        return true;
+    if (o < n)
+        snprintf(msg + o, n - o, "Authorization=%.200s", auth);
+    return false;
+}
+
+static const char *header(const fakedb__http_req *rq, const char *name)
+{
+    for (size_t i = 0; i < rq->n_headers; i++)
+        if (!strcasecmp(rq->headers[i].name, name))
+            return rq->headers[i].value;
+    return NULL;
+}
+
+static const char *secret_for(void *arg, const char *key_id)
+{
+    fakedb *db = arg;
+    return db->cred_key && !strcmp(db->cred_key, key_id) ? db->cred_secret : NULL;
+}
+
+static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
+{
+    char msg[600];
+    if (!rq->authorization || !rq->authorization[0]) {
+        answer_error(rs, 400, FDB_E_MISSING_AUTH, "Request is missing Authentication Token");
+        return -1;
+    }
+    bool has_date = header(rq, "x-amz-date") || header(rq, "date");
+    if (!sigv4_well_formed(rq->authorization, has_date, msg, sizeof msg)) {
+        answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
+        return -1;
+    }
+    if (!db->cred_key)
+        return 0;
+    dl_sigv4_verdict v = dl__sigv4_verify(rq->method, rq->url, rq->query, rq->headers, rq->n_headers,
+                                          rq->body, rq->body_len, secret_for, db, msg, sizeof msg);
+    switch (v) {
+    case DL_SIGV4_OK:
+        return 0;
+    case DL_SIGV4_MISSING:
+        answer_error(rs, 400, FDB_E_MISSING_AUTH, msg[0] ? msg : "Request is missing Authentication Token");
+        return -1;
+    case DL_SIGV4_MALFORMED:
+        answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
+        return -1;
+    case DL_SIGV4_UNKNOWN_KEY:
+        answer_error(rs, 400, FDB_E_UNRECOGNIZED, msg[0] ? msg : "The security token included in the request is invalid.");
+        return -1;
+    default:
+        answer_error(rs, 400, FDB_E_INVALID_SIG, msg);
+        return -1;
+    }
+}
+
+static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *rs)
+{
+    if (len == 0) {
+        answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        return NULL;
+    }
+    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok) {
+        answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
+        return NULL;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *o = json_tokener_parse_ex(tok, body, (int)len);
+    enum json_tokener_error e = json_tokener_get_error(tok);
+    size_t used = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    while (o && used < len && (body[used] == ' ' || body[used] == '\n' || body[used] == '\r' || body[used] == '\t'))
+        used++;
+    if (!o || e != json_tokener_success || used != len) {
+        json_object_put(o);
+        answer_error(rs, 400, FDB_E_SERIALIZATION,
+                     e == json_tokener_error_depth ? "Document nesting depth exceeds the limit"
+                     : e == json_tokener_error_parse_utf8_string ? "Invalid UTF-8 in request"
+                                                                 : "Malformed JSON in request");
+        return NULL;
+    }
+    if (!json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        return NULL;
+    }
+    return o;
+}
+
+static bool content_type_ok(const char *ct)
+{
+    return ct && (!strncasecmp(ct, "application/x-amz-json-1.0", 26) ||
+                  !strncasecmp(ct, "application/x-amz-json-1.1", 26) ||
+                  !strncasecmp(ct, "application/json", 16));
+}
+
+void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool after_delay)
+{
+    int64_t t0 = fakedb__mono_ms();
+    if (rq->body_too_large) {
+        answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
+        return;
+    }
+    if (check_auth(db, rq, rs))
+        return;
+    const char *target = rq->target;
+    static const char prefix[] = "DynamoDB_20120810.";
+    int op = target && !strncmp(target, prefix, sizeof prefix - 1) ? fakedb__op_lookup(target + sizeof prefix - 1) : -1;
+    if (op < 0) {
+        answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
+        return;
+    }
+    if (!content_type_ok(rq->content_type)) {
+        answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
+        return;
+    }
+    json_object *req = parse_body(rq->body, rq->body_len, rs);
+    if (!req) {
+        fakedb__stat_count(db, op, false);
+        return;
+    }
+    fakedb__fault_hit hit;
+    const char *name = k_ops[op].name;
+    if (!after_delay && fakedb__fault_match(db, name, req, FAKEDB_FAULT_DELAY, &hit) && hit.delay_ms > 0) {
+        rs->delay_ms = hit.delay_ms;
+        json_object_put(req);
+        return;
+    }
+    fakedb__reply r;
+    memset(&r, 0, sizeof r);
+    if (fakedb__fault_match(db, name, req, FAKEDB_FAULT_ERROR, &hit)) {
+        char type[200];
+        snprintf(type, sizeof type, "%s%s", strchr(hit.error_type, '#') ? "" : FDB_NS_DDB, hit.error_type);
+        const char *msg = strstr(hit.error_type, "ProvisionedThroughputExceeded")
+            ? "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."
+            : strstr(hit.error_type, "Throttling") ? "Rate of requests exceeds the allowed throughput."
+            : strstr(hit.error_type, "RequestLimitExceeded") ? "Throughput exceeds the current throughput limit for your account. Please contact AWS Support at https://aws.amazon.com/support request a limit increase"
+            : hit.status >= 500 ? "Internal server error" : "Injected fault";
+        answer_error(rs, hit.status, type, msg);
+        fakedb__stat_count(db, op, false);
+        json_object_put(req);
+        return;
+    }
+    bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
+    k_ops[op].fn(db, req, &r);
+    fakedb__stat_count(db, op, r.condition_failure);
+    answer_reply(rs, &r);
+    rs->lose = lose;
+    if (db->log_requests) {
+        const char *t = r.type ? strchr(r.type, '#') : NULL;
+        fprintf(stderr, "fakedb: %s %s %d %s%s%lldms\n", name, fakedb__json_str(req, "TableName") ? fakedb__json_str(req, "TableName") : "-",
+                rs->status, t ? t + 1 : "", t ? " " : "", (long long)(fakedb__mono_ms() - t0));
+    }
+    json_object_put(r.body);
+    json_object_put(req);
+}

@@ -1,0 +1,410 @@
+/* query.c: Query and Scan, on a table or one of its indexes: key conditions turned into
+ * ranges over the encoded keys, pages of at most 1 MB or Limit items with
+ * LastEvaluatedKey, ScanIndexForward, parallel scan segments, filters, projections and
+ * Select=COUNT. */
+#include "internal.h"
+#include "expr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct qstate {
+    fakedb__table *t;
+    const fakedb__index *ix;
+    bool scan, forward, consistent, count_only, all_attrs;
+    int64_t limit;
+    long segment, total_segments;
+    struct fakedb__expr_ctx *ctx;
+    struct fakedb__expr *key_expr, *filter, *proj;
+    json_object *attrs_to_get;
+    /* key condition, encoded */
+    fakedb__key *kc;            /* pk and lower bound in sk */
+    uint8_t hi[FDB_MAX_SK_BYTES];
+    size_t hi_len;
+    bool has_hi;
+    fakedb__key_op op;
+    /* start key */
+    bool has_start;
+    fakedb__key *start;         /* base key */
+    fakedb__key *start_ix;      /* index key */
+} qstate;
+
+static int bad_start(fakedb__reply *r)
+{
+    return fakedb__fail_validation(r, "The provided starting key is invalid: The provided key element does not match the schema");
+}
+
+static int encode_attr(json_object *obj, const char *name, char type, uint8_t *buf, size_t cap,
+                       size_t *len)
+{
+    json_object *av = fakedb__json_get(obj, name);
+    if (!av || fakedb__av_scalar(av) != type)
+        return -1;
+    return fakedb__encode_scalar(av, type, buf, cap, len) ? -1 : 0;
+}
+
+static int parse_start(qstate *q, json_object *esk, fakedb__reply *r)
+{
+    if (!esk)
+        return 0;
+    if (fakedb__item_validate(esk, r))
+        return -1;
+    size_t want = q->t->sk ? 2 : 1;
+    q->start = calloc(1, sizeof *q->start);
+    q->start_ix = calloc(1, sizeof *q->start_ix);
+    if (!q->start || !q->start_ix)
+        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    if (encode_attr(esk, q->t->pk, q->t->pk_type, q->start->pk, sizeof q->start->pk, &q->start->pk_len) ||
+        (q->t->sk && encode_attr(esk, q->t->sk, q->t->sk_type, q->start->sk, sizeof q->start->sk, &q->start->sk_len)))
+        return bad_start(r);
+    if (q->ix) {
+        const char *names[2] = { q->ix->pk, q->ix->sk };
+        for (int i = 0; i < 2; i++)
+            if (names[i] && strcmp(names[i], q->t->pk) && (!q->t->sk || strcmp(names[i], q->t->sk)))
+                want++;
+        if (encode_attr(esk, q->ix->pk, q->ix->pk_type, q->start_ix->pk, sizeof q->start_ix->pk, &q->start_ix->pk_len) ||
+            (q->ix->sk && encode_attr(esk, q->ix->sk, q->ix->sk_type, q->start_ix->sk, sizeof q->start_ix->sk, &q->start_ix->sk_len)))
+            return bad_start(r);
+    }
+    if ((size_t)json_object_object_length(esk) != want)
+        return bad_start(r);
+    q->has_start = true;
+    return 0;
+}
+
+/* The smallest byte string greater than every string starting with p: 0 when none. */
+static int prefix_successor(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len)
+{
+    while (n > 0 && p[n - 1] == 0xFF)
+        n--;
+    if (n == 0)
+        return 0;
+    memcpy(out, p, n);
+    out[n - 1]++;
+    *out_len = n;
+    return 1;
+}
+
+static int key_condition(qstate *q, fakedb__reply *r)
+{
+    char err[FAKEDB_EXPR_ERR_MAX];
+    fakedb__key_cond kc;
+    const char *pk = q->ix ? q->ix->pk : q->t->pk, *sk = q->ix ? q->ix->sk : q->t->sk;
+    char pkt = q->ix ? q->ix->pk_type : q->t->pk_type, skt = q->ix ? q->ix->sk_type : q->t->sk_type;
+    memset(&kc, 0, sizeof kc);
+    if (fakedb__expr_key_condition(q->key_expr, pk, pkt, sk, skt, &kc, err))
+        return fakedb__fail_validation(r, "%s", err);
+    q->kc = calloc(1, sizeof *q->kc);
+    if (!q->kc)
+        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    if (fakedb__av_scalar(kc.pk_value) != pkt ||
+        (kc.sk_op != FAKEDB_KEY_NONE && fakedb__av_scalar(kc.sk_value1) != skt) ||
+        (kc.sk_op == FAKEDB_KEY_BETWEEN && fakedb__av_scalar(kc.sk_value2) != skt))
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Condition parameter type does not match schema type");
+    if (fakedb__encode_scalar(kc.pk_value, pkt, q->kc->pk, sizeof q->kc->pk, &q->kc->pk_len))
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+    q->op = kc.sk_op;
+    if (kc.sk_op == FAKEDB_KEY_NONE)
+        return 0;
+    if (kc.sk_op == FAKEDB_KEY_BEGINS_WITH && skt == 'N')
+        return fakedb__fail_validation(r, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+    if (fakedb__encode_scalar(kc.sk_value1, skt, q->kc->sk, sizeof q->kc->sk, &q->kc->sk_len))
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+    if (kc.sk_op == FAKEDB_KEY_BETWEEN) {
+        if (fakedb__encode_scalar(kc.sk_value2, skt, q->hi, sizeof q->hi, &q->hi_len))
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+        q->has_hi = true;
+        if (fakedb__av_compare(kc.sk_value1, kc.sk_value2) > 0)
+            return fakedb__fail_validation(r, "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {%c:%s}, upper bound operand: AttributeValue: {%c:%s}",
+                                           skt, json_object_get_string(json_object_object_get(kc.sk_value1, (char[]){ skt, 0 })),
+                                           skt, json_object_get_string(json_object_object_get(kc.sk_value2, (char[]){ skt, 0 })));
+    } else if (kc.sk_op == FAKEDB_KEY_BEGINS_WITH) {
+        q->has_hi = prefix_successor(q->kc->sk, q->kc->sk_len, q->hi, &q->hi_len) == 1;
+    } else if (kc.sk_op == FAKEDB_KEY_LT || kc.sk_op == FAKEDB_KEY_LE) {
+        memcpy(q->hi, q->kc->sk, q->kc->sk_len);
+        q->hi_len = q->kc->sk_len;
+        q->has_hi = true;
+    }
+    return 0;
+}
+
+static void build_sql(const qstate *q, char *sql, size_t n)
+{
+    const char *dir = q->forward ? "" : " DESC";
+    char cond[512] = "";
+    const char *col = q->ix ? "x.isk" : "i.sk";
+    size_t o = 0;
+#define ADD(...) o += (size_t)snprintf(cond + o, o < sizeof cond ? sizeof cond - o : 0, __VA_ARGS__)
+    if (!q->scan) {
+        switch (q->op) {
+        case FAKEDB_KEY_EQ: ADD(" AND %s = ?3", col); break;
+        case FAKEDB_KEY_LT: ADD(" AND %s < ?4", col); break;
+        case FAKEDB_KEY_LE: ADD(" AND %s <= ?4", col); break;
+        case FAKEDB_KEY_GT: ADD(" AND %s > ?3", col); break;
+        case FAKEDB_KEY_GE: ADD(" AND %s >= ?3", col); break;
+        case FAKEDB_KEY_BETWEEN: ADD(" AND %s >= ?3 AND %s <= ?4", col, col); break;
+        case FAKEDB_KEY_BEGINS_WITH:
+            ADD(" AND %s >= ?3", col);
+            if (q->has_hi)
+                ADD(" AND %s < ?4", col);
+            break;
+        default: break;
+        }
+    }
+    const char *cmp = q->forward ? ">" : "<";
+    if (q->has_start) {
+        if (q->scan && q->ix)
+            ADD(" AND (x.ipk, x.isk, x.pk, x.sk) > (?2, ?5, ?6, ?7)");
+        else if (q->scan)
+            ADD(" AND (i.pk, i.sk) > (?6, ?7)");
+        else if (q->ix)
+            ADD(" AND (x.isk, x.pk, x.sk) %s (?5, ?6, ?7)", cmp);
+        else
+            ADD(" AND i.sk %s ?7", cmp);
+    }
+#undef ADD
+    if (q->ix) {
+        snprintf(sql, n,
+                 "SELECT i.item, i.size FROM fdb_index x JOIN fdb_items i ON i.tid = x.tid AND i.pk = x.pk AND i.sk = x.sk"
+                 " WHERE x.tid = ?1 AND x.iname = ?8%s%s ORDER BY %s",
+                 q->scan ? "" : " AND x.ipk = ?9", cond,
+                 q->scan ? "x.ipk, x.isk, x.pk, x.sk"
+                         : (q->forward ? "x.isk, x.pk, x.sk" : "x.isk DESC, x.pk DESC, x.sk DESC"));
+    } else {
+        snprintf(sql, n, "SELECT i.item, i.size FROM fdb_items i WHERE i.tid = ?1%s%s ORDER BY %s%s",
+                 q->scan ? "" : " AND i.pk = ?9", cond, q->scan ? "i.pk, i.sk" : "i.sk", q->scan ? "" : dir);
+    }
+}
+
+static void bind_blob(sqlite3_stmt *st, int i, const uint8_t *p, size_t n)
+{
+    if (i <= sqlite3_bind_parameter_count(st))
+        sqlite3_bind_blob(st, i, p, (int)n, SQLITE_STATIC);
+}
+
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+static json_object *last_key(const qstate *q, json_object *item)
+{
+    json_object *k = fakedb__key_of(q->t, item);
+    if (q->ix) {
+        json_object *v = fakedb__json_get(item, q->ix->pk);
+        if (v)
+            json_object_object_add(k, q->ix->pk, json_object_get(v));
+        v = q->ix->sk ? fakedb__json_get(item, q->ix->sk) : NULL;
+        if (v)
+            json_object_object_add(k, q->ix->sk, json_object_get(v));
+    }
+    return k;
+}
+
+static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
+{
+    char sql[1024];
+    char err[FAKEDB_EXPR_ERR_MAX];
+    build_sql(q, sql, sizeof sql);
+    sqlite3_stmt *st = fakedb__stmt(db, sql);
+    if (!st)
+        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    sqlite3_bind_int64(st, 1, q->t->id);
+    if (q->kc) {
+        bind_blob(st, 9, q->kc->pk, q->kc->pk_len);
+        bind_blob(st, 3, q->kc->sk, q->kc->sk_len);
+        bind_blob(st, 4, q->has_hi ? q->hi : q->kc->sk, q->has_hi ? q->hi_len : q->kc->sk_len);
+    }
+    if (q->ix && 8 <= sqlite3_bind_parameter_count(st))
+        sqlite3_bind_text(st, 8, q->ix->name, -1, SQLITE_STATIC);
+    if (q->has_start) {
+        bind_blob(st, 2, q->start_ix->pk, q->start_ix->pk_len);
+        bind_blob(st, 5, q->start_ix->sk, q->start_ix->sk_len);
+        bind_blob(st, 6, q->start->pk, q->start->pk_len);
+        bind_blob(st, 7, q->start->sk, q->start->sk_len);
+    }
+    json_object *items = json_object_new_array();
+    json_object *last = NULL;
+    int64_t scanned = 0, count = 0, bytes = 0;
+    int rc = 0, step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_object *item = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+        int64_t size = sqlite3_column_int64(st, 1);
+        if (!item)
+            continue;
+        if (q->total_segments > 0) {
+            fakedb__key k;
+            fakedb__reply scratch;
+            memset(&scratch, 0, sizeof scratch);
+            if (q->ix)
+                fakedb__index_key(q->ix, item, &k, &scratch);
+            else
+                fakedb__key_make(q->t, item, FDB_KEY_ITEM, &k, &scratch);
+            json_object_put(scratch.body);
+            if ((long)(fnv1a(k.pk, k.pk_len) % (uint32_t)q->total_segments) != q->segment) {
+                json_object_put(item);
+                continue;
+            }
+        }
+        scanned++;
+        bytes += size;
+        json_object *view = q->ix && !q->all_attrs ? fakedb__project_index(q->t, q->ix, item) : json_object_get(item);
+        bool keep = true;
+        if (q->filter && fakedb__expr_eval(q->filter, view, &keep, err)) {
+            rc = fakedb__fail_validation(r, "%s", err);
+            json_object_put(view);
+            json_object_put(item);
+            break;
+        }
+        if (keep) {
+            count++;
+            if (!q->count_only)
+                json_object_array_add(items, fakedb__apply_projection(q->proj, q->attrs_to_get, view));
+        }
+        json_object_put(view);
+        if ((q->limit > 0 && scanned >= q->limit) || bytes >= FDB_PAGE_BYTES) {
+            last = last_key(q, item);
+            json_object_put(item);
+            break;
+        }
+        json_object_put(item);
+    }
+    sqlite3_reset(st);
+    if (rc) {
+        json_object_put(items);
+        json_object_put(last);
+        return rc;
+    }
+    r->body = json_object_new_object();
+    if (!q->count_only)
+        json_object_object_add(r->body, "Items", items);
+    else
+        json_object_put(items);
+    json_object_object_add(r->body, "Count", json_object_new_int64(count));
+    json_object_object_add(r->body, "ScannedCount", json_object_new_int64(scanned));
+    if (last)
+        json_object_object_add(r->body, "LastEvaluatedKey", last);
+    fakedb__add_capacity(req, r->body, q->t->name, fakedb__read_units((size_t)bytes, q->consistent));
+    return 0;
+}
+
+static const char *const k_query_params[] = { "KeyConditionExpression", "FilterExpression", "ProjectionExpression", NULL };
+static const char *const k_scan_params[] = { "FilterExpression", "ProjectionExpression", NULL };
+static const char *const k_legacy_read[] = { "KeyConditions", "QueryFilter", "ScanFilter", "ConditionalOperator", NULL };
+
+static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
+{
+    for (size_t i = 0; k_legacy_read[i]; i++)
+        if (fakedb__json_get(req, k_legacy_read[i]))
+            return fakedb__fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", k_legacy_read[i]);
+    json_object *lim = fakedb__json_get(req, "Limit");
+    if (lim) {
+        q->limit = json_object_get_int64(lim);
+        if (q->limit < 1)
+            return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", (long long)q->limit);
+    }
+    json_object *cr = fakedb__json_get(req, "ConsistentRead");
+    q->consistent = cr && json_object_get_boolean(cr);
+    json_object *fw = fakedb__json_get(req, "ScanIndexForward");
+    q->forward = !fw || json_object_get_boolean(fw);
+    q->attrs_to_get = fakedb__json_get(req, "AttributesToGet");
+    if (fakedb__expr_setup(req, q->scan ? k_scan_params : k_query_params, &q->ctx, r))
+        return -1;
+    if (!q->scan) {
+        if (!fakedb__json_get(req, "KeyConditionExpression"))
+            return fakedb__fail_validation(r, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+        if (fakedb__expr_parse_param(q->ctx, req, "KeyConditionExpression", FAKEDB_EXPR_KEY_CONDITION, &q->key_expr, r))
+            return -1;
+    }
+    if (fakedb__expr_parse_param(q->ctx, req, "FilterExpression", FAKEDB_EXPR_FILTER, &q->filter, r) ||
+        fakedb__parse_projection(req, q->ctx, &q->proj, r) || fakedb__expr_unused(q->ctx, r))
+        return -1;
+    const char *sel = fakedb__json_str(req, "Select");
+    if (sel && strcmp(sel, "ALL_ATTRIBUTES") && strcmp(sel, "ALL_PROJECTED_ATTRIBUTES") &&
+        strcmp(sel, "SPECIFIC_ATTRIBUTES") && strcmp(sel, "COUNT"))
+        return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]", sel);
+    bool has_proj = q->proj || q->attrs_to_get;
+    if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
+        return fakedb__fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
+    q->count_only = sel && !strcmp(sel, "COUNT");
+
+    if (fakedb__table_lookup(db, req, &q->t, r))
+        return -1;
+    const char *iname = fakedb__json_str(req, "IndexName");
+    if (iname) {
+        q->ix = fakedb__index_find(q->t, iname);
+        if (!q->ix)
+            return fakedb__fail_validation(r, "The table does not have the specified index: %s", iname);
+        if (q->ix->global && q->consistent)
+            return fakedb__fail_validation(r, "Consistent reads are not supported on global secondary indexes");
+        if (sel && !strcmp(sel, "ALL_ATTRIBUTES") && q->ix->projection != FDB_PROJ_ALL) {
+            if (q->ix->global)
+                return fakedb__fail_validation(r, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", iname);
+            q->all_attrs = true;
+        }
+        if (!q->ix->global && has_proj)
+            q->all_attrs = true;    /* an LSI fetches non-projected attributes from the table */
+    } else if (sel && !strcmp(sel, "ALL_PROJECTED_ATTRIBUTES")) {
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for the table");
+    }
+    if (!q->scan && key_condition(q, r))
+        return -1;
+    return parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r);
+}
+
+static void qstate_clear(qstate *q)
+{
+    fakedb__expr_free(q->key_expr);
+    fakedb__expr_free(q->filter);
+    fakedb__expr_free(q->proj);
+    fakedb__expr_ctx_free(q->ctx);
+    free(q->kc);
+    free(q->start);
+    free(q->start_ix);
+}
+
+static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply *r)
+{
+    qstate q;
+    memset(&q, 0, sizeof q);
+    q.scan = scan;
+    if (scan) {
+        json_object *seg = fakedb__json_get(req, "Segment"), *tot = fakedb__json_get(req, "TotalSegments");
+        if (seg && !tot)
+            return fakedb__fail_validation(r, "The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
+        if (tot && !seg)
+            return fakedb__fail_validation(r, "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+        if (tot) {
+            q.total_segments = (long)json_object_get_int64(tot);
+            q.segment = (long)json_object_get_int64(seg);
+            if (q.total_segments < 1 || q.total_segments > 1000000)
+                return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'totalSegments' failed to satisfy constraint: Member must have value %s", q.total_segments,
+                                               q.total_segments < 1 ? "greater than or equal to 1" : "less than or equal to 1000000");
+            if (q.segment < 0)
+                return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0", q.segment);
+            if (q.segment >= q.total_segments)
+                return fakedb__fail_validation(r, "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %ld is out of bounds for TotalSegments: %ld", q.segment, q.total_segments);
+        }
+    }
+    pthread_mutex_lock(&db->lock);
+    int rc = parse_common(db, &q, req, r);
+    if (rc == 0)
+        rc = run(db, &q, req, r);
+    pthread_mutex_unlock(&db->lock);
+    qstate_clear(&q);
+    return rc;
+}
+
+int fakedb__op_query(fakedb *db, json_object *req, fakedb__reply *r)
+{
+    return query_or_scan(db, req, false, r);
+}
+
+int fakedb__op_scan(fakedb *db, json_object *req, fakedb__reply *r)
+{
+    return query_or_scan(db, req, true, r);
+}

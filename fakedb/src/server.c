@@ -1,0 +1,521 @@
+/* server.c: the HTTP side of libfakedb on libmicrohttpd (a thread pool over epoll):
+ * start and stop, reading bodies up to DynamoDB's 16 MB limit, routing to the DynamoDB
+ * protocol or the /fake/ endpoints, and suspending connections that must wait (a delay
+ * fault, a clock long poll) without holding a worker thread. A ticker thread resumes
+ * them when due and expires items with the system clock. */
+#include "internal.h"
+
+#include <sigv4.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_HEADERS 64
+
+enum { WAIT_NONE, WAIT_DELAY, WAIT_CLOCK };
+
+typedef struct conn_state {
+    char *body;
+    size_t len, cap;
+    bool too_large;
+    int waiting;            /* what the connection was suspended for */
+    bool resumed;
+    int64_t until_ms;
+} conn_state;
+
+struct fakedb__waiter {
+    struct MHD_Connection *conn;
+    conn_state *cs;
+    int64_t until_ms;       /* clock waits; INT64_MAX otherwise */
+    int64_t deadline_mono_ms;
+    fakedb__waiter *next;
+};
+
+static void resume_list(fakedb__waiter *list)
+{
+    while (list) {
+        fakedb__waiter *n = list->next;
+        MHD_resume_connection(list->conn);
+        free(list);
+        list = n;
+    }
+}
+
+/* Takes the waiters that are due (all with `all`) off the list; wait_lock held. */
+static fakedb__waiter *take_due(fakedb *db, bool all, int64_t *next_deadline)
+{
+    int64_t mono = fakedb__mono_ms(), now = fakedb__now_ms(db);
+    fakedb__waiter *due = NULL;
+    for (fakedb__waiter **pp = &db->waiters; *pp;) {
+        fakedb__waiter *w = *pp;
+        if (all || now >= w->until_ms || mono >= w->deadline_mono_ms) {
+            *pp = w->next;
+            w->cs->resumed = true;
+            w->next = due;
+            due = w;
+        } else {
+            if (next_deadline && w->deadline_mono_ms < *next_deadline)
+                *next_deadline = w->deadline_mono_ms;
+            pp = &w->next;
+        }
+    }
+    return due;
+}
+
+void fakedb__wake_waiters(fakedb *db)
+{
+    pthread_mutex_lock(&db->wait_lock);
+    fakedb__waiter *due = take_due(db, false, NULL);
+    pthread_cond_broadcast(&db->wait_cond);
+    pthread_mutex_unlock(&db->wait_lock);
+    resume_list(due);
+}
+
+static void *ticker_main(void *arg)
+{
+    fakedb *db = arg;
+    int64_t next_sweep = fakedb__mono_ms() + 1000;
+    pthread_mutex_lock(&db->wait_lock);
+    while (!db->stopping) {
+        int64_t next = fakedb__mono_ms() + 1000;
+        bool has_clock_waiters = false;
+        fakedb__waiter *due = take_due(db, false, &next);
+        for (fakedb__waiter *w = db->waiters; w; w = w->next)
+            has_clock_waiters = has_clock_waiters || w->until_ms != INT64_MAX;
+        pthread_mutex_lock(&db->clock_lock);
+        bool fake = db->fake_clock;
+        pthread_mutex_unlock(&db->clock_lock);
+        if (has_clock_waiters && !fake && next > fakedb__mono_ms() + 5)
+            next = fakedb__mono_ms() + 5;   /* the system clock moves by itself */
+        if (due) {
+            pthread_mutex_unlock(&db->wait_lock);
+            resume_list(due);
+            pthread_mutex_lock(&db->wait_lock);
+            continue;
+        }
+        if (!fake && fakedb__mono_ms() >= next_sweep) {
+            pthread_mutex_unlock(&db->wait_lock);
+            fakedb__ttl_sweep(db);
+            pthread_mutex_lock(&db->wait_lock);
+            next_sweep = fakedb__mono_ms() + 1000;
+            continue;
+        }
+        if (!fake && next > next_sweep)
+            next = next_sweep;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t wait_ms = next - fakedb__mono_ms();
+        if (wait_ms < 0)
+            wait_ms = 0;
+        ts.tv_sec += (time_t)(wait_ms / 1000);
+        ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&db->wait_cond, &db->wait_lock, &ts);
+    }
+    pthread_mutex_unlock(&db->wait_lock);
+    return NULL;
+}
+
+/* Registers a suspended connection; false when the server is stopping (then the caller
+ * answers at once). Called from the access handler. */
+static bool suspend(fakedb *db, struct MHD_Connection *conn, conn_state *cs, int kind,
+                    int64_t until_ms, int64_t delay_ms)
+{
+    fakedb__waiter *w = calloc(1, sizeof *w);
+    if (!w)
+        return false;
+    w->conn = conn;
+    w->cs = cs;
+    w->until_ms = kind == WAIT_CLOCK ? until_ms : INT64_MAX;
+    w->deadline_mono_ms = fakedb__mono_ms() + delay_ms;
+    pthread_mutex_lock(&db->wait_lock);
+    if (db->stopping) {
+        pthread_mutex_unlock(&db->wait_lock);
+        free(w);
+        return false;
+    }
+    cs->waiting = kind;
+    cs->resumed = false;
+    cs->until_ms = until_ms;
+    MHD_suspend_connection(conn);
+    w->next = db->waiters;
+    db->waiters = w;
+    pthread_cond_broadcast(&db->wait_cond);
+    pthread_mutex_unlock(&db->wait_lock);
+    /* the clock may have moved between the check and the registration */
+    if (kind == WAIT_CLOCK)
+        fakedb__wake_waiters(db);
+    return true;
+}
+
+typedef struct header_vec {
+    dl_sigv4_header h[MAX_HEADERS];
+    size_t n;
+} header_vec;
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    header_vec *v = cls;
+    (void)kind;
+    if (v->n < MAX_HEADERS) {
+        v->h[v->n].name = key;
+        v->h[v->n].value = value ? value : "";
+        v->n++;
+    }
+    return MHD_YES;
+}
+
+static const char *get_arg(void *ctx, const char *name)
+{
+    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb__http_resp *rs)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(rs->body_len, rs->body ? rs->body : (char *)"",
+                                                                rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(rs->body);
+        return MHD_NO;
+    }
+    rs->body = NULL;
+    MHD_add_response_header(resp, "Content-Type", rs->content_type ? rs->content_type : "application/json");
+    if (rs->amz) {
+        char id[53], crc[16];
+        fakedb__request_id(db, id);
+        MHD_add_response_header(resp, "x-amzn-RequestId", id);
+        snprintf(crc, sizeof crc, "%u", rs->crc32);
+        MHD_add_response_header(resp, "x-amz-crc32", crc);
+    }
+    enum MHD_Result r = MHD_queue_response(conn, (unsigned)rs->status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    fakedb *db = cls;
+    conn_state *cs = *con_cls;
+    (void)version;
+    if (!cs) {
+        cs = calloc(1, sizeof *cs);
+        if (!cs)
+            return MHD_NO;
+        *con_cls = cs;
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
+            fakedb__http_req rq;
+            fakedb__http_resp rs;
+            memset(&rq, 0, sizeof rq);
+            memset(&rs, 0, sizeof rs);
+            rq.body_too_large = true;
+            fakedb__handle_ddb(db, &rq, &rs, false);
+            rs.crc32 = fakedb__crc32(rs.body, rs.body_len);
+            return send_resp(conn, db, &rs);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (cs->too_large)
+            return MHD_YES;
+        if (cs->len + n > (size_t)FDB_MAX_REQUEST_BYTES) {
+            cs->too_large = true;
+            free(cs->body);
+            cs->body = NULL;
+            cs->len = cs->cap = 0;
+            return MHD_YES;
+        }
+        if (cs->len + n + 1 > cs->cap) {
+            size_t cap = cs->cap ? cs->cap : 4096;
+            while (cap < cs->len + n + 1)
+                cap *= 2;
+            char *nb = realloc(cs->body, cap);
+            if (!nb)
+                return MHD_NO;
+            cs->body = nb;
+            cs->cap = cap;
+        }
+        memcpy(cs->body + cs->len, upload_data, n);
+        cs->len += n;
+        cs->body[cs->len] = 0;
+        return MHD_YES;
+    }
+
+    header_vec hv;
+    hv.n = 0;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &hv);
+    fakedb__http_req rq;
+    fakedb__http_resp rs;
+    memset(&rq, 0, sizeof rq);
+    memset(&rs, 0, sizeof rs);
+    rq.method = method;
+    rq.url = url;
+    rq.query = NULL;
+    rq.target = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
+    rq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    rq.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    rq.body = cs->body ? cs->body : "";
+    rq.body_len = cs->len;
+    rq.body_too_large = cs->too_large;
+    rq.headers = hv.h;
+    rq.n_headers = hv.n;
+    rq.get_arg = get_arg;
+    rq.arg_ctx = conn;
+
+    if (cs->waiting == WAIT_CLOCK && cs->resumed) {
+        fakedb__admin_wait_answer(db, cs->until_ms, &rs);
+    } else if (!strncmp(url, "/fake/", 6) || !strcmp(url, "/fake")) {
+        int64_t until = 0, timeout = 0;
+        if (fakedb__handle_admin(db, &rq, &rs, &until, &timeout) == 1) {
+            if (suspend(db, conn, cs, WAIT_CLOCK, until, timeout))
+                return MHD_YES;
+            fakedb__admin_wait_answer(db, until, &rs);
+        }
+    } else if (!strcmp(method, "POST")) {
+        bool after_delay = cs->waiting == WAIT_DELAY && cs->resumed;
+        fakedb__handle_ddb(db, &rq, &rs, after_delay);
+        if (rs.delay_ms > 0) {
+            if (suspend(db, conn, cs, WAIT_DELAY, 0, rs.delay_ms))
+                return MHD_YES;
+            rs.delay_ms = 0;
+            fakedb__handle_ddb(db, &rq, &rs, true);
+        }
+        rs.crc32 = fakedb__crc32(rs.body, rs.body_len);
+        if (rs.lose) {
+            free(rs.body);
+            return MHD_NO;
+        }
+    } else if (!strcmp(method, "GET") && !strcmp(url, "/")) {
+        static const char healthy[] = "healthy: dynamodb.us-east-1.amazonaws.com ";
+        rs.status = 200;
+        rs.body = strdup(healthy);
+        rs.body_len = rs.body ? strlen(healthy) : 0;
+        rs.content_type = "text/plain";
+    } else {
+        rs.status = 404;
+        rs.body = strdup("{\"__type\":\"com.amazon.coral.service#UnknownOperationException\"}");
+        rs.body_len = rs.body ? strlen(rs.body) : 0;
+        rs.content_type = "application/x-amz-json-1.0";
+    }
+    return send_resp(conn, db, &rs);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    conn_state *cs = *con_cls;
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    if (cs) {
+        free(cs->body);
+        free(cs);
+        *con_cls = NULL;
+    }
+}
+
+static void set_err(fakedb_error *err, int code, const char *msg)
+{
+    if (err) {
+        err->code = code;
+        fakedb__copy_str(err->message, sizeof err->message, msg);
+    }
+}
+
+static void server_free(fakedb *db)
+{
+    if (db->ticker_started) {
+        pthread_mutex_lock(&db->wait_lock);
+        db->stopping = true;
+        pthread_cond_broadcast(&db->wait_cond);
+        pthread_mutex_unlock(&db->wait_lock);
+        pthread_join(db->ticker, NULL);
+    }
+    fakedb__store_close(db);
+    fakedb__faults_free(db);
+    pthread_mutex_destroy(&db->lock);
+    pthread_mutex_destroy(&db->clock_lock);
+    pthread_mutex_destroy(&db->fault_lock);
+    pthread_mutex_destroy(&db->stats_lock);
+    pthread_mutex_destroy(&db->wait_lock);
+    pthread_cond_destroy(&db->wait_cond);
+    free(db->host);
+    free(db->db_path);
+    free(db->cred_key);
+    free(db->cred_secret);
+    free(db);
+}
+
+fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
+{
+    fakedb_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    if (!o)
+        o = &defaults;
+    if (err) {
+        err->code = 0;
+        err->message[0] = 0;
+    }
+    if (o->port < 0 || o->port > 65535 || o->threads < 0 || o->threads > 256) {
+        set_err(err, FAKEDB_EINVAL, "port must be 0..65535 and threads 0..256");
+        return NULL;
+    }
+    if (o->credentials && (!strchr(o->credentials, ':') || o->credentials[0] == ':')) {
+        set_err(err, FAKEDB_EINVAL, "credentials must be KEY:SECRET");
+        return NULL;
+    }
+    fakedb *db = calloc(1, sizeof *db);
+    if (!db) {
+        set_err(err, FAKEDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&db->lock, NULL);
+    pthread_mutex_init(&db->clock_lock, NULL);
+    pthread_mutex_init(&db->fault_lock, NULL);
+    pthread_mutex_init(&db->stats_lock, NULL);
+    pthread_mutex_init(&db->wait_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&db->wait_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    db->host = strdup(o->host ? o->host : "127.0.0.1");
+    db->db_path = o->db_path ? strdup(o->db_path) : NULL;
+    db->threads = o->threads ? o->threads : 4;
+    db->log_requests = o->log_requests;
+    db->fake_clock = o->fake_clock;
+    if (o->fake_clock) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        db->fake_now_ms = o->fake_clock_start_ms ? o->fake_clock_start_ms
+                                                 : (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    if (o->credentials) {
+        const char *colon = strchr(o->credentials, ':');
+        db->cred_key = strndup(o->credentials, (size_t)(colon - o->credentials));
+        db->cred_secret = strdup(colon + 1);
+    }
+    if (!db->host || (o->db_path && !db->db_path)) {
+        set_err(err, FAKEDB_ENOMEM, "out of memory");
+        server_free(db);
+        return NULL;
+    }
+    pthread_mutex_lock(&db->lock);
+    int rc = fakedb__store_open(db, err);
+    pthread_mutex_unlock(&db->lock);
+    if (rc) {
+        server_free(db);
+        return NULL;
+    }
+
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    char port[16];
+    snprintf(port, sizeof port, "%d", o->port);
+    if (getaddrinfo(db->host, port, &hints, &ai) != 0 || !ai) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot resolve host %s", db->host);
+        set_err(err, FAKEDB_EINVAL, what);
+        server_free(db);
+        return NULL;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    db->mhd = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, db,
+                               MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                               MHD_OPTION_THREAD_POOL_SIZE, (unsigned)db->threads,
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, db,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+                               MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+                               MHD_OPTION_END);
+    bool v6 = ai->ai_family == AF_INET6;
+    freeaddrinfo(ai);
+    if (!db->mhd) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot listen on %s:%d (%s)", db->host, o->port, strerror(errno));
+        set_err(err, FAKEDB_EIO, what);
+        server_free(db);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(db->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    db->port = info ? info->port : o->port;
+    snprintf(db->endpoint, sizeof db->endpoint, v6 ? "http://[%s]:%d" : "http://%s:%d", db->host, db->port);
+    if (pthread_create(&db->ticker, NULL, ticker_main, db) != 0) {
+        MHD_stop_daemon(db->mhd);
+        set_err(err, FAKEDB_ENOMEM, "cannot start a thread");
+        server_free(db);
+        return NULL;
+    }
+    db->ticker_started = true;
+    return db;
+}
+
+void fakedb_stop(fakedb *db)
+{
+    if (!db)
+        return;
+    pthread_mutex_lock(&db->wait_lock);
+    db->stopping = true;
+    fakedb__waiter *all = take_due(db, true, NULL);
+    pthread_cond_broadcast(&db->wait_cond);
+    pthread_mutex_unlock(&db->wait_lock);
+    resume_list(all);
+    pthread_join(db->ticker, NULL);
+    db->ticker_started = false;
+    MHD_socket s = MHD_quiesce_daemon(db->mhd);
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+    MHD_stop_daemon(db->mhd);
+    db->mhd = NULL;
+    server_free(db);
+}
+
+int fakedb_port(const fakedb *db)
+{
+    return db ? db->port : 0;
+}
+
+const char *fakedb_endpoint(const fakedb *db)
+{
+    return db ? db->endpoint : NULL;
+}
+
+void fakedb_reset(fakedb *db)
+{
+    if (!db)
+        return;
+    pthread_mutex_lock(&db->lock);
+    fakedb__store_reset(db);
+    pthread_mutex_unlock(&db->lock);
+    fakedb_fault_clear(db);
+    pthread_mutex_lock(&db->stats_lock);
+    memset(db->stat_requests, 0, sizeof db->stat_requests);
+    memset(db->stat_cond, 0, sizeof db->stat_cond);
+    pthread_mutex_unlock(&db->stats_lock);
+}
+
+const char *fakedb_version(void)
+{
+    return "0.1.0";
+}

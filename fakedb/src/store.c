@@ -1,0 +1,492 @@
+/* store.c: the sqlite storage of the fake server. Items are kept as DynamoDB JSON text
+ * beside their encoded key (so ORDER BY gives DynamoDB's order), index entries point at
+ * base items, and table specs survive restarts when a file is used. With a file, each
+ * commit is written to the WAL before the answer goes out, so an acknowledged write
+ * survives a crash or SIGKILL of the server; the WAL is synced at checkpoints only
+ * (synchronous=NORMAL), so a crash of the machine may lose the last writes -- the
+ * trade a test server makes for speed (docs/fakedb.md). Every statement is prepared once,
+ * cached, and takes bound parameters only. The caller holds db->lock. */
+#include "internal.h"
+#include "expr.h"
+
+#include <decimal.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fakedb__stmt_cache {
+    char *sql;
+    sqlite3_stmt *st;
+    struct fakedb__stmt_cache *next;
+};
+
+static const char *const k_schema =
+    "CREATE TABLE IF NOT EXISTS fdb_tables(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
+    " spec TEXT NOT NULL, created_ms INTEGER NOT NULL, ttl_attr TEXT);"
+    "CREATE TABLE IF NOT EXISTS fdb_items(tid INTEGER NOT NULL, pk BLOB NOT NULL, sk BLOB NOT NULL,"
+    " item TEXT NOT NULL, size INTEGER NOT NULL, ttl INTEGER, PRIMARY KEY(tid, pk, sk)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS fdb_items_ttl ON fdb_items(ttl) WHERE ttl IS NOT NULL;"
+    "CREATE TABLE IF NOT EXISTS fdb_index(tid INTEGER NOT NULL, iname TEXT NOT NULL, ipk BLOB NOT NULL,"
+    " isk BLOB NOT NULL, pk BLOB NOT NULL, sk BLOB NOT NULL,"
+    " PRIMARY KEY(tid, iname, ipk, isk, pk, sk)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS fdb_tokens(token TEXT PRIMARY KEY, digest TEXT NOT NULL,"
+    " expires_ms INTEGER NOT NULL);";
+
+sqlite3_stmt *fakedb__stmt(fakedb *db, const char *sql)
+{
+    struct fakedb__stmt_cache *c;
+    for (c = db->stmts; c; c = c->next) {
+        if (!strcmp(c->sql, sql)) {
+            sqlite3_reset(c->st);
+            sqlite3_clear_bindings(c->st);
+            return c->st;
+        }
+    }
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->sql = strdup(sql);
+    if (!c->sql || sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st, NULL) != SQLITE_OK) {
+        if (db->log_requests)
+            fprintf(stderr, "fakedb: sql: %s: %s\n", sqlite3_errmsg(db->sql), sql);
+        free(c->sql);
+        free(c);
+        return NULL;
+    }
+    c->next = db->stmts;
+    db->stmts = c;
+    return c->st;
+}
+
+static int exec_simple(fakedb *db, const char *sql)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, sql);
+    if (!st)
+        return -1;
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+int fakedb__tx_begin(fakedb *db)
+{
+    return exec_simple(db, "BEGIN IMMEDIATE");
+}
+
+int fakedb__tx_commit(fakedb *db)
+{
+    if (exec_simple(db, "COMMIT") == 0)
+        return 0;
+    fakedb__tx_rollback(db);
+    return -1;
+}
+
+void fakedb__tx_rollback(fakedb *db)
+{
+    if (!sqlite3_get_autocommit(db->sql))
+        exec_simple(db, "ROLLBACK");
+}
+
+static int load_tables(fakedb *db)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT id, name, spec, created_ms, ttl_attr FROM fdb_tables ORDER BY id");
+    if (!st)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        json_object *spec = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
+        fakedb__table *t = spec ? fakedb__table_from_spec((const char *)sqlite3_column_text(st, 1), spec) : NULL;
+        json_object_put(spec);
+        if (!t)
+            continue;
+        t->id = sqlite3_column_int64(st, 0);
+        t->created_ms = sqlite3_column_int64(st, 3);
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+            t->ttl_attr = strdup((const char *)sqlite3_column_text(st, 4));
+        if (t->id >= db->next_table_id)
+            db->next_table_id = t->id + 1;
+        t->next = db->tables;
+        db->tables = t;
+    }
+    sqlite3_reset(st);
+    for (fakedb__table *t = db->tables; t; t = t->next) {
+        st = fakedb__stmt(db, "SELECT count(*), coalesce(sum(size), 0) FROM fdb_items WHERE tid = ?1");
+        if (!st)
+            return -1;
+        sqlite3_bind_int64(st, 1, t->id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            t->item_count = sqlite3_column_int64(st, 0);
+            t->size_bytes = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_reset(st);
+    }
+    return 0;
+}
+
+int fakedb__store_open(fakedb *db, fakedb_error *err)
+{
+    const char *path = db->db_path ? db->db_path : ":memory:";
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &db->sql, flags, NULL) != SQLITE_OK) {
+        if (err) {
+            err->code = FAKEDB_EIO;
+            snprintf(err->message, sizeof err->message, "cannot open database %s: %s", path,
+                     db->sql ? sqlite3_errmsg(db->sql) : "out of memory");
+        }
+        return FAKEDB_EIO;
+    }
+    const char *pragmas = db->db_path
+        ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
+        : "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;";
+    char *msg = NULL;
+    if (sqlite3_exec(db->sql, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db->sql, k_schema, NULL, NULL, &msg) != SQLITE_OK) {
+        if (err) {
+            err->code = FAKEDB_EIO;
+            snprintf(err->message, sizeof err->message, "cannot set up database %s: %s", path,
+                     msg ? msg : sqlite3_errmsg(db->sql));
+        }
+        sqlite3_free(msg);
+        return FAKEDB_EIO;
+    }
+    db->next_table_id = 1;
+    if (load_tables(db) != 0) {
+        if (err) {
+            err->code = FAKEDB_EIO;
+            snprintf(err->message, sizeof err->message, "cannot read tables of %s", path);
+        }
+        return FAKEDB_EIO;
+    }
+    return 0;
+}
+
+void fakedb__store_close(fakedb *db)
+{
+    struct fakedb__stmt_cache *c = db->stmts, *n;
+    for (; c; c = n) {
+        n = c->next;
+        sqlite3_finalize(c->st);
+        free(c->sql);
+        free(c);
+    }
+    db->stmts = NULL;
+    fakedb__tables_clear(db);
+    if (db->sql)
+        sqlite3_close(db->sql);
+    db->sql = NULL;
+}
+
+int fakedb__item_get(fakedb *db, const fakedb__table *t, const fakedb__key *k, json_object **out)
+{
+    *out = NULL;
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT item FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+        sqlite3_reset(st);
+        return *out ? 0 : -1;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item)
+{
+    if (!t->ttl_attr)
+        return INT64_MIN;
+    json_object *av = fakedb__json_get(item, t->ttl_attr);
+    const char *n = fakedb__json_str(av, "N");
+    if (!n)
+        return INT64_MIN;
+    dl_decimal d;
+    int64_t v;
+    if (dl__decimal_parse(n, strlen(n), &d) != DL_DEC_OK)
+        return INT64_MIN;
+    if (dl__decimal_to_i64(&d, &v) == 0)
+        return v;
+    /* fractional seconds: keep the integer part; out of range: never expires */
+    char *end = NULL;
+    double x = strtod(n, &end);
+    if (x > 9.2e18 || x < -9.2e18)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
+static int index_row(fakedb *db, const char *sql, fakedb__table *t, const fakedb__index *ix,
+                     const fakedb__key *ik, const fakedb__key *k)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_text(st, 2, ix->name, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, ik->pk, (int)ik->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, ik->sk, (int)ik->sk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 5, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 6, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static const char *const k_idx_insert =
+    "INSERT OR REPLACE INTO fdb_index(tid, iname, ipk, isk, pk, sk) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+static const char *const k_idx_delete =
+    "DELETE FROM fdb_index WHERE tid = ?1 AND iname = ?2 AND ipk = ?3 AND isk = ?4 AND pk = ?5 AND sk = ?6";
+
+static int indexes_update(fakedb *db, fakedb__table *t, const fakedb__key *k,
+                          json_object *old_item, json_object *new_item)
+{
+    fakedb__reply scratch;
+    fakedb__key *ik = malloc(sizeof *ik);
+    if (!ik)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < t->n_idx && rc == 0; i++) {
+        const fakedb__index *ix = &t->idx[i];
+        memset(&scratch, 0, sizeof scratch);
+        if (old_item && fakedb__index_key(ix, old_item, ik, &scratch) == 1)
+            rc = index_row(db, k_idx_delete, t, ix, ik, k);
+        json_object_put(scratch.body);
+        memset(&scratch, 0, sizeof scratch);
+        if (rc == 0 && new_item && fakedb__index_key(ix, new_item, ik, &scratch) == 1)
+            rc = index_row(db, k_idx_insert, t, ix, ik, k);
+        json_object_put(scratch.body);
+    }
+    free(ik);
+    return rc;
+}
+
+static int64_t stored_size(fakedb *db, const fakedb__table *t, const fakedb__key *k)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT size FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
+    int64_t n = 0;
+    if (!st)
+        return 0;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return n;
+}
+
+int fakedb__item_write(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *old_item,
+                       json_object *new_item)
+{
+    size_t len = 0;
+    const char *text = json_object_to_json_string_length(new_item, FDB_JSON_FLAGS, &len);
+    int64_t size = (int64_t)fakedb__item_size(new_item);
+    int64_t old_size = old_item ? stored_size(db, t, k) : 0;
+    int64_t ttl = fakedb__ttl_of(t, new_item);
+    sqlite3_stmt *st = fakedb__stmt(db, "INSERT OR REPLACE INTO fdb_items(tid, pk, sk, item, size, ttl) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    if (!st || !text)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, text, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, size);
+    if (ttl == INT64_MIN)
+        sqlite3_bind_null(st, 6);
+    else
+        sqlite3_bind_int64(st, 6, ttl);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return -1;
+    if (indexes_update(db, t, k, old_item, new_item))
+        return -1;
+    if (!old_item)
+        t->item_count++;
+    t->size_bytes += size - old_size;
+    return 0;
+}
+
+int fakedb__item_remove(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *old_item)
+{
+    int64_t old_size = stored_size(db, t, k);
+    sqlite3_stmt *st = fakedb__stmt(db, "DELETE FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int changed = sqlite3_changes(db->sql);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return -1;
+    if (changed > 0) {
+        t->item_count--;
+        t->size_bytes -= old_size;
+    }
+    return old_item ? indexes_update(db, t, k, old_item, NULL) : 0;
+}
+
+int fakedb__table_save(fakedb *db, fakedb__table *t)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "INSERT OR REPLACE INTO fdb_tables(id, name, spec, created_ms, ttl_attr) VALUES(?1, ?2, ?3, ?4, ?5)");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_text(st, 2, t->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, json_object_to_json_string_ext(t->spec, FDB_JSON_FLAGS), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 4, t->created_ms);
+    if (t->ttl_attr)
+        sqlite3_bind_text(st, 5, t->ttl_attr, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 5);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int delete_by_tid(fakedb *db, const char *sql, int64_t tid)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, tid);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int fakedb__table_drop(fakedb *db, fakedb__table *t)
+{
+    if (delete_by_tid(db, "DELETE FROM fdb_items WHERE tid = ?1", t->id) ||
+        delete_by_tid(db, "DELETE FROM fdb_index WHERE tid = ?1", t->id) ||
+        delete_by_tid(db, "DELETE FROM fdb_tables WHERE id = ?1", t->id))
+        return -1;
+    return 0;
+}
+
+int fakedb__index_drop(fakedb *db, fakedb__table *t, const char *iname)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "DELETE FROM fdb_index WHERE tid = ?1 AND iname = ?2");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_text(st, 2, iname, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Calls fn for every item of a table (in key order). The statement is not cached since
+ * fn may run other statements. */
+static int each_item(fakedb *db, fakedb__table *t,
+                     int (*fn)(fakedb *, fakedb__table *, const fakedb__key *, json_object *, const void *),
+                     const void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->sql, "SELECT pk, sk, item FROM fdb_items WHERE tid = ?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    fakedb__key *k = malloc(sizeof *k);
+    int rc = k ? 0 : -1;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        k->pk_len = (size_t)sqlite3_column_bytes(st, 0);
+        k->sk_len = (size_t)sqlite3_column_bytes(st, 1);
+        if (k->pk_len > sizeof k->pk || k->sk_len > sizeof k->sk)
+            continue;
+        if (k->pk_len)
+            memcpy(k->pk, sqlite3_column_blob(st, 0), k->pk_len);
+        if (k->sk_len)
+            memcpy(k->sk, sqlite3_column_blob(st, 1), k->sk_len);
+        json_object *item = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
+        if (item)
+            rc = fn(db, t, k, item, arg);
+        json_object_put(item);
+    }
+    free(k);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int fill_one(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
+{
+    const fakedb__index *ix = arg;
+    fakedb__reply scratch;
+    fakedb__key ik;
+    memset(&scratch, 0, sizeof scratch);
+    int in = fakedb__index_key(ix, item, &ik, &scratch);
+    json_object_put(scratch.body);
+    return in == 1 ? index_row(db, k_idx_insert, t, ix, &ik, k) : 0;
+}
+
+int fakedb__index_fill(fakedb *db, fakedb__table *t, const fakedb__index *ix)
+{
+    return each_item(db, t, fill_one, ix);
+}
+
+static int ttl_one(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
+{
+    (void)arg;
+    sqlite3_stmt *st = fakedb__stmt(db, "UPDATE fdb_items SET ttl = ?4 WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
+    if (!st)
+        return -1;
+    int64_t ttl = fakedb__ttl_of(t, item);
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    if (ttl == INT64_MIN)
+        sqlite3_bind_null(st, 4);
+    else
+        sqlite3_bind_int64(st, 4, ttl);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int fakedb__ttl_refresh(fakedb *db, fakedb__table *t)
+{
+    return each_item(db, t, ttl_one, NULL);
+}
+
+int fakedb__store_reset(fakedb *db)
+{
+    int rc = 0;
+    rc |= exec_simple(db, "DELETE FROM fdb_items");
+    rc |= exec_simple(db, "DELETE FROM fdb_index");
+    rc |= exec_simple(db, "DELETE FROM fdb_tables");
+    rc |= exec_simple(db, "DELETE FROM fdb_tokens");
+    fakedb__tables_clear(db);
+    return rc ? -1 : 0;
+}
+
+int fakedb__token_lookup(fakedb *db, const char *token, int64_t now_ms, char *digest, size_t n)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT digest FROM fdb_tokens WHERE token = ?1 AND expires_ms > ?2");
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now_ms);
+    int found = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(digest, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        found = 1;
+    }
+    sqlite3_reset(st);
+    return found;
+}
+
+int fakedb__token_save(fakedb *db, const char *token, const char *digest, int64_t expires_ms)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "INSERT OR REPLACE INTO fdb_tokens(token, digest, expires_ms) VALUES(?1, ?2, ?3)");
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, digest, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, expires_ms);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}

@@ -1,0 +1,84 @@
+/* ttl.c: time to live. Items whose TTL attribute (a number of epoch seconds) is due on
+ * the server's clock are deleted: on every fake clock move before it returns, and about
+ * once a second with the system clock. As DynamoDB does, values more than five years in
+ * the past are ignored. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FIVE_YEARS_S (5LL * 365 * 24 * 3600)
+
+static int sweep_table(fakedb *db, fakedb__table *t, int64_t now_s)
+{
+    /* collect first: deleting while a statement walks the same index is avoided */
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT pk, sk, item FROM fdb_items WHERE tid = ?1 AND ttl IS NOT NULL AND ttl <= ?2 AND ttl >= ?3 LIMIT 1000");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_int64(st, 2, now_s);
+    sqlite3_bind_int64(st, 3, now_s - FIVE_YEARS_S);
+    size_t cap = 16, n = 0;
+    fakedb__key *keys = malloc(cap * sizeof *keys);
+    json_object **items = malloc(cap * sizeof *items);
+    int rc = keys && items ? 0 : -1;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap *= 2;
+            fakedb__key *nk = realloc(keys, cap * sizeof *keys);
+            if (nk)
+                keys = nk;
+            json_object **ni = realloc(items, cap * sizeof *items);
+            if (ni)
+                items = ni;
+            if (!nk || !ni) {
+                rc = -1;
+                break;
+            }
+        }
+        fakedb__key *k = &keys[n];
+        k->pk_len = (size_t)sqlite3_column_bytes(st, 0);
+        k->sk_len = (size_t)sqlite3_column_bytes(st, 1);
+        if (k->pk_len > sizeof k->pk || k->sk_len > sizeof k->sk)
+            continue;
+        if (k->pk_len)
+            memcpy(k->pk, sqlite3_column_blob(st, 0), k->pk_len);
+        if (k->sk_len)
+            memcpy(k->sk, sqlite3_column_blob(st, 1), k->sk_len);
+        items[n] = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
+        n++;
+    }
+    sqlite3_reset(st);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = fakedb__item_remove(db, t, &keys[i], items[i]);
+    for (size_t i = 0; i < n; i++)
+        json_object_put(items[i]);
+    free(keys);
+    free(items);
+    return rc < 0 ? rc : (int)n;
+}
+
+int fakedb__ttl_sweep(fakedb *db)
+{
+    int64_t now_s = fakedb__now_ms(db) / 1000;
+    int total = 0;
+    pthread_mutex_lock(&db->lock);
+    for (fakedb__table *t = db->tables; t; t = t->next) {
+        if (!t->ttl_attr)
+            continue;
+        for (;;) {
+            if (fakedb__tx_begin(db))
+                break;
+            int n = sweep_table(db, t, now_s);
+            if (n < 0 || fakedb__tx_commit(db)) {
+                fakedb__tx_rollback(db);
+                break;
+            }
+            total += n;
+            if (n < 1000)
+                break;
+        }
+    }
+    pthread_mutex_unlock(&db->lock);
+    return total;
+}

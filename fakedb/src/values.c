@@ -1,0 +1,564 @@
+/* values.c: AttributeValues as DynamoDB checks them (one type, numbers normalised, sets
+ * non-empty and without duplicates, nesting depth), and keys encoded into byte strings
+ * whose memcmp order is DynamoDB's key order (S and B by bytes, N numerically). */
+#include "internal.h"
+#include "expr.h"
+
+#include <decimal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FDB_MAX_NESTING 32
+
+json_object *fakedb__json_get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!o || !json_object_is_type(o, json_type_object))
+        return NULL;
+    if (!json_object_object_get_ex(o, key, &v))
+        return NULL;
+    if (json_object_is_type(v, json_type_null))
+        return NULL;
+    return v;
+}
+
+const char *fakedb__json_str(json_object *o, const char *key)
+{
+    json_object *v = fakedb__json_get(o, key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+json_object *fakedb__json_copy(json_object *o)
+{
+    json_object *c = NULL;
+    if (!o)
+        return NULL;
+    if (json_object_deep_copy(o, &c, NULL) != 0)
+        return NULL;
+    return c;
+}
+
+void fakedb__copy_str(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (n == 0)
+        return;
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = 0;
+}
+
+bool fakedb__utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = p[i];
+        size_t n;
+        uint32_t cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1; cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2; cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3; cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + n >= len)
+            return false;
+        for (size_t k = 1; k <= n; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+static int b64_val(int c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+int fakedb__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+{
+    size_t o = 0;
+    if (len % 4 != 0)
+        return -1;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            char c = in[i + k];
+            if (c == '=' && i + 4 == len && k >= 2) {
+                v[k] = 0;
+                pad++;
+            } else {
+                if (pad)
+                    return -1;
+                v[k] = b64_val((unsigned char)c);
+                if (v[k] < 0)
+                    return -1;
+            }
+        }
+        uint32_t w = ((uint32_t)v[0] << 18) | ((uint32_t)v[1] << 12) | ((uint32_t)v[2] << 6) |
+                     (uint32_t)v[3];
+        uint8_t b[3] = { (uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w };
+        for (int k = 0; k < 3 - pad; k++) {
+            if (out) {
+                if (o >= cap)
+                    return -2;
+                out[o] = b[k];
+            }
+            o++;
+        }
+    }
+    *out_len = o;
+    return 0;
+}
+
+static const char *json_kind_name(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_boolean: return json_object_get_boolean(v) ? "TRUE_VALUE" : "FALSE_VALUE";
+    case json_type_int:
+    case json_type_double: return "NUMBER_VALUE";
+    case json_type_array: return "START_ARRAY";
+    case json_type_object: return "START_OBJECT";
+    case json_type_string: return "VALUE_STRING";
+    default: return "VALUE_NULL";
+    }
+}
+
+static int want_string(json_object *v, fakedb__reply *r)
+{
+    if (json_object_is_type(v, json_type_string))
+        return 0;
+    return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to String",
+                        json_kind_name(v));
+}
+
+static int number_error(dl_decimal_status st, fakedb__reply *r)
+{
+    switch (st) {
+    case DL_DEC_PRECISION:
+        return fakedb__fail_validation(r, "Attempting to store more than 38 significant digits in a Number");
+    case DL_DEC_OVERFLOW:
+        return fakedb__fail_validation(r, "Number overflow. Attempting to store a number with magnitude larger than supported range");
+    case DL_DEC_UNDERFLOW:
+        return fakedb__fail_validation(r, "Number underflow. Attempting to store a number with magnitude smaller than supported range");
+    default:
+        return fakedb__fail_validation(r, "A value provided cannot be converted into a number");
+    }
+}
+
+/* Normalises a number held in a json string; returns a new json string or NULL. */
+static json_object *normal_number(json_object *v, fakedb__reply *r)
+{
+    char buf[DL_DECIMAL_TEXT_MAX];
+    dl_decimal_status st = DL_DEC_SYNTAX;
+    if (want_string(v, r))
+        return NULL;
+    const char *s = json_object_get_string(v);
+    if (dl__decimal_normalize(s, (size_t)json_object_get_string_len(v), buf, &st) != 0) {
+        number_error(st, r);
+        return NULL;
+    }
+    return json_object_new_string(buf);
+}
+
+static int set_dup_error(json_object *arr, fakedb__reply *r)
+{
+    char list[512];
+    size_t o = 0;
+    size_t n = json_object_array_length(arr);
+    list[0] = 0;
+    for (size_t i = 0; i < n && o < sizeof list - 8; i++) {
+        int w = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "",
+                         json_object_get_string(json_object_array_get_idx(arr, i)));
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+    if (o >= sizeof list)
+        o = sizeof list - 1;
+    return fakedb__fail_validation(r, "One or more parameter values were invalid: Input collection [%s] contains duplicates", list);
+}
+
+static int cmp_strings(const void *a, const void *b)
+{
+    json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
+    size_t lx = (size_t)json_object_get_string_len(x), ly = (size_t)json_object_get_string_len(y);
+    int c = memcmp(json_object_get_string(x), json_object_get_string(y), lx < ly ? lx : ly);
+    return c ? c : (lx < ly ? -1 : lx > ly);
+}
+
+static int validate_set(json_object *arr, char kind, fakedb__reply *r)
+{
+    if (!json_object_is_type(arr, json_type_array))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    size_t n = json_object_array_length(arr);
+    if (n == 0)
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: An %s set  may not be empty",
+                                       kind == 'S' ? "string" : kind == 'N' ? "number" : "binary");
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        if (!e || want_string(e, r))
+            return e ? -1 : fakedb__fail(r, FDB_E_SERIALIZATION, "VALUE_NULL cannot be converted to String");
+        if (kind == 'N') {
+            json_object *nv = normal_number(e, r);
+            if (!nv)
+                return -1;
+            json_object_array_put_idx(arr, i, nv);
+        } else if (kind == 'B') {
+            size_t bl;
+            const char *s = json_object_get_string(e);
+            if (fakedb__b64_decode(s, strlen(s), NULL, 0, &bl) != 0)
+                return fakedb__fail(r, FDB_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu", strlen(s));
+        }
+    }
+    json_object **sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return fakedb__fail(r, FDB_E_INTERNAL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = json_object_array_get_idx(arr, i);
+    bool dup = false;
+    if (kind == 'N') {
+        for (size_t i = 0; i < n && !dup; i++)
+            for (size_t k = i + 1; k < n && !dup; k++)
+                dup = strcmp(json_object_get_string(sorted[i]), json_object_get_string(sorted[k])) == 0;
+    } else {
+        qsort(sorted, n, sizeof *sorted, cmp_strings);
+        for (size_t i = 1; i < n && !dup; i++)
+            dup = cmp_strings(&sorted[i - 1], &sorted[i]) == 0;
+    }
+    free(sorted);
+    return dup ? set_dup_error(arr, r) : 0;
+}
+
+static int validate_av(json_object *av, int depth, fakedb__reply *r);
+
+static int validate_map(json_object *m, int depth, fakedb__reply *r)
+{
+    if (!json_object_is_type(m, json_type_object))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    json_object_object_foreach(m, k, v) {
+        (void)k;
+        if (validate_av(v, depth + 1, r))
+            return -1;
+    }
+    return 0;
+}
+
+static int validate_av(json_object *av, int depth, fakedb__reply *r)
+{
+    if (depth > FDB_MAX_NESTING)
+        return fakedb__fail_validation(r, "Nesting Levels have exceeded supported limits");
+    if (!av || !json_object_is_type(av, json_type_object))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    const char *type = NULL;
+    json_object *val = NULL;
+    int n = 0;
+    json_object_object_foreach(av, k, v) {
+        static const char *const known[] = { "S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL" };
+        bool ok = false;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            ok = ok || strcmp(k, known[i]) == 0;
+        if (!ok || json_object_is_type(v, json_type_null))
+            continue;
+        n++;
+        type = k;
+        val = v;
+    }
+    if (n == 0)
+        return fakedb__fail_validation(r, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+    if (n > 1)
+        return fakedb__fail_validation(r, "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+    if (!strcmp(type, "S"))
+        return want_string(val, r);
+    if (!strcmp(type, "N")) {
+        json_object *nv = normal_number(val, r);
+        if (!nv)
+            return -1;
+        json_object_object_add(av, "N", nv);
+        return 0;
+    }
+    if (!strcmp(type, "B")) {
+        size_t bl;
+        if (want_string(val, r))
+            return -1;
+        const char *s = json_object_get_string(val);
+        if (fakedb__b64_decode(s, strlen(s), NULL, 0, &bl) != 0)
+            return fakedb__fail(r, FDB_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu", strlen(s));
+        return 0;
+    }
+    if (!strcmp(type, "SS") || !strcmp(type, "NS") || !strcmp(type, "BS"))
+        return validate_set(val, type[0], r);
+    if (!strcmp(type, "BOOL")) {
+        if (!json_object_is_type(val, json_type_boolean))
+            return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean", json_kind_name(val));
+        return 0;
+    }
+    if (!strcmp(type, "NULL")) {
+        if (!json_object_is_type(val, json_type_boolean))
+            return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean", json_kind_name(val));
+        if (!json_object_get_boolean(val))
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Null attribute value types must have the value of true");
+        return 0;
+    }
+    if (!strcmp(type, "M"))
+        return validate_map(val, depth, r);
+    /* L */
+    if (!json_object_is_type(val, json_type_array))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    for (size_t i = 0; i < json_object_array_length(val); i++)
+        if (validate_av(json_object_array_get_idx(val, i), depth + 1, r))
+            return -1;
+    return 0;
+}
+
+int fakedb__av_validate(json_object *av, fakedb__reply *r)
+{
+    return validate_av(av, 1, r);
+}
+
+int fakedb__item_validate(json_object *item, fakedb__reply *r)
+{
+    if (!item || !json_object_is_type(item, json_type_object))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    json_object_object_foreach(item, k, v) {
+        if (k[0] == 0)
+            return fakedb__fail_validation(r, "One or more parameter values are not valid. A value specified for an attribute name is empty");
+        if (validate_av(v, 1, r))
+            return -1;
+    }
+    return 0;
+}
+
+int fakedb__values_validate(json_object *values, fakedb__reply *r)
+{
+    if (!values)
+        return 0;
+    if (!json_object_is_type(values, json_type_object))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    json_object_object_foreach(values, k, v) {
+        if (validate_av(v, 1, r)) {
+            if (r->type && !strcmp(r->type, FDB_E_VALIDATION)) {
+                char inner[sizeof r->message];
+                memcpy(inner, r->message, sizeof inner);
+                return fakedb__fail_validation(r, "ExpressionAttributeValues contains invalid value: %s for key %s", inner, k);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+char fakedb__av_scalar(json_object *av)
+{
+    if (!av || !json_object_is_type(av, json_type_object) || json_object_object_length(av) != 1)
+        return 0;
+    json_object_object_foreach(av, k, v) {
+        (void)v;
+        if (k[1] == 0 && (k[0] == 'S' || k[0] == 'N' || k[0] == 'B'))
+            return k[0];
+    }
+    return 0;
+}
+
+static const char *av_type_name(json_object *av)
+{
+    if (av && json_object_is_type(av, json_type_object)) {
+        json_object_object_foreach(av, k, v) {
+            (void)v;
+            return k;
+        }
+    }
+    return "?";
+}
+
+int fakedb__encode_scalar(json_object *av, char type, uint8_t *buf, size_t cap, size_t *len)
+{
+    char key[2] = { type, 0 };
+    json_object *v = fakedb__json_get(av, key);
+    if (!v || !json_object_is_type(v, json_type_string))
+        return -1;
+    const char *s = json_object_get_string(v);
+    size_t sl = (size_t)json_object_get_string_len(v);
+    if (type == 'S') {
+        if (sl > cap)
+            return -2;
+        memcpy(buf, s, sl);
+        *len = sl;
+        return 0;
+    }
+    if (type == 'B') {
+        int rc = fakedb__b64_decode(s, sl, buf, cap, len);
+        return rc;
+    }
+    dl_decimal d;
+    if (dl__decimal_parse(s, sl, &d) != DL_DEC_OK)
+        return -1;
+    uint8_t tmp[DL_DECIMAL_SORTKEY_MAX];
+    size_t n = dl__decimal_sortkey(&d, tmp);
+    if (n > cap)
+        return -2;
+    memcpy(buf, tmp, n);
+    *len = n;
+    return 0;
+}
+
+static bool av_is_empty_value(json_object *av, char type)
+{
+    char key[2] = { type, 0 };
+    json_object *v = fakedb__json_get(av, key);
+    return (type == 'S' || type == 'B') && v && json_object_get_string_len(v) == 0;
+}
+
+static int key_part(const char *name, char type, json_object *av, int mode, bool is_pk,
+                    uint8_t *buf, size_t cap, size_t *len, fakedb__reply *r)
+{
+    char t = fakedb__av_scalar(av);
+    if (t != type) {
+        if (mode == FDB_KEY_PARAM)
+            return fakedb__fail_validation(r, "The provided key element does not match the schema");
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Type mismatch for key %s expected: %c actual: %s",
+                                       name, type, av_type_name(av));
+    }
+    if (av_is_empty_value(av, type))
+        return fakedb__fail_validation(r, "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+                                       type == 'S' ? "string" : "binary", name);
+    int rc = fakedb__encode_scalar(av, type, buf, cap, len);
+    if (rc == -2) {
+        if (is_pk)
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+    }
+    if (rc)
+        return fakedb__fail_validation(r, "The provided key element does not match the schema");
+    return 0;
+}
+
+int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode, fakedb__key *out,
+                     fakedb__reply *r)
+{
+    if (!attrs || !json_object_is_type(attrs, json_type_object))
+        return fakedb__fail_validation(r, "The provided key element does not match the schema");
+    json_object *pk = fakedb__json_get(attrs, t->pk);
+    json_object *sk = t->sk ? fakedb__json_get(attrs, t->sk) : NULL;
+    if (mode == FDB_KEY_PARAM) {
+        int want = t->sk ? 2 : 1;
+        if (!pk || (t->sk && !sk) || json_object_object_length(attrs) != want)
+            return fakedb__fail_validation(r, "The provided key element does not match the schema");
+    } else {
+        if (!pk)
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Missing the key %s in the item", t->pk);
+        if (t->sk && !sk)
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Missing the key %s in the item", t->sk);
+    }
+    if (key_part(t->pk, t->pk_type, pk, mode, true, out->pk, sizeof out->pk, &out->pk_len, r))
+        return -1;
+    out->sk_len = 0;
+    if (t->sk && key_part(t->sk, t->sk_type, sk, mode, false, out->sk, sizeof out->sk, &out->sk_len, r))
+        return -1;
+    return 0;
+}
+
+int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
+                      fakedb__reply *r)
+{
+    json_object *pk = fakedb__json_get(item, ix->pk);
+    json_object *sk = ix->sk ? fakedb__json_get(item, ix->sk) : NULL;
+    const char *names[2] = { ix->pk, ix->sk };
+    json_object *avs[2] = { pk, sk };
+    char types[2] = { ix->pk_type, ix->sk_type };
+    for (int i = 0; i < 2; i++) {
+        if (!names[i] || !avs[i])
+            continue;
+        char t = fakedb__av_scalar(avs[i]);
+        if (t != types[i])
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
+                                           names[i], types[i], av_type_name(avs[i]), ix->name);
+        if (av_is_empty_value(avs[i], t))
+            return fakedb__fail_validation(r, "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+                                           t == 'S' ? "string" : "binary", ix->name, names[i]);
+    }
+    if (!pk || (ix->sk && !sk))
+        return 0;
+    if (fakedb__encode_scalar(pk, ix->pk_type, out->pk, sizeof out->pk, &out->pk_len))
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+    out->sk_len = 0;
+    if (sk && fakedb__encode_scalar(sk, ix->sk_type, out->sk, sizeof out->sk, &out->sk_len))
+        return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+    return 1;
+}
+
+static void copy_attr(json_object *dst, json_object *src, const char *name)
+{
+    json_object *v = name ? fakedb__json_get(src, name) : NULL;
+    if (v)
+        json_object_object_add(dst, name, json_object_get(v));
+}
+
+json_object *fakedb__key_of(const fakedb__table *t, json_object *item)
+{
+    json_object *k = json_object_new_object();
+    copy_attr(k, item, t->pk);
+    copy_attr(k, item, t->sk);
+    return k;
+}
+
+json_object *fakedb__project_index(const fakedb__table *t, const fakedb__index *ix,
+                                   json_object *item)
+{
+    if (!ix || ix->projection == FDB_PROJ_ALL)
+        return json_object_get(item);
+    json_object *o = fakedb__key_of(t, item);
+    copy_attr(o, item, ix->pk);
+    copy_attr(o, item, ix->sk);
+    for (size_t i = 0; i < ix->n_include; i++)
+        copy_attr(o, item, ix->include[i]);
+    return o;
+}
+
+double fakedb__read_units(size_t bytes, bool consistent)
+{
+    double u = bytes == 0 ? 1 : (double)((bytes + 4095) / 4096);
+    return consistent ? u : u / 2;
+}
+
+double fakedb__write_units(size_t bytes)
+{
+    return bytes == 0 ? 1 : (double)((bytes + 1023) / 1024);
+}
+
+void fakedb__add_capacity(json_object *req, json_object *resp, const char *table, double units)
+{
+    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
+    if (!rcc || !strcmp(rcc, "NONE"))
+        return;
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "TableName", json_object_new_string(table));
+    json_object_object_add(c, "CapacityUnits", json_object_new_double(units));
+    if (!strcmp(rcc, "INDEXES")) {
+        json_object *tt = json_object_new_object();
+        json_object_object_add(tt, "CapacityUnits", json_object_new_double(units));
+        json_object_object_add(c, "Table", tt);
+    }
+    json_object_object_add(resp, "ConsumedCapacity", c);
+}

@@ -1,0 +1,312 @@
+/* acquire.c: taking a lock -- try once, or wait and poll. A lock table that has not
+ * seen the lock held writes at once; once it has, each poll is one strongly consistent
+ * read, and it writes again only when it reads the lock free or the holder is due for a
+ * takeover, measured on this client's monotonic clock from when it first read that
+ * record version. */
+#include "coord_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Polls come every third of the holder's lease, at most 10 s apart. */
+#define DL_POLL_MAX_MS 10000LL
+
+typedef struct acq {
+    ddb_lock_table *locks;
+    const char *name;
+    int64_t lease_ms;
+    ddb_cancel *stop;
+    const dl_acquire_hooks *hooks;
+    uint64_t span;
+    char owner[DDB__LOCK_ID_LEN + 1];
+    dl_seen_entry seen;     /* the holder seen, when have_seen */
+    bool have_seen;
+} acq;
+
+static void answered(acq *a)
+{
+    if (a->hooks && a->hooks->answered)
+        a->hooks->answered(a->hooks->arg);
+}
+
+/* Builds the lease after a write that took the lock (or found it taken by this very
+ * acquire, when the client retried a write whose answer was lost). */
+static int make_lease(acq *a, const char *rvn, int64_t fence, bool takeover,
+                      const char *previous_holder, int64_t sent_ns, ddb_lease **out,
+                      ddb_error *err)
+{
+    ddb_lock_table *l = a->locks;
+    const char *table = ddb_table_name(l->table);
+    ddb_lease *lease = dl_lease_new(l, a->name, a->owner, rvn, a->lease_ms, fence, takeover,
+                                    sent_ns, a->span);
+    if (!lease)
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    dl_seen_forget(l, a->name);
+    dl_table_add_lease(l, lease);
+    dl_metric_acquisition(l->client, table, takeover);
+    if (takeover) {
+        char token[24];
+        snprintf(token, sizeof token, "%" PRId64, fence);
+        dl_log(l->client, DDB_LOG_INFO, 41,
+               (const char *const[]){"lock", a->name, "table", table, "fencing_token", token,
+                                     "previous_holder", previous_holder, "holder",
+                                     l->holder_label, NULL},
+               "Lock \"%s\" in table \"%s\" was taken over from %s%s%s, which stopped "
+               "renewing it; holder %s%s%s, fencing token %s.",
+               a->name, table, previous_holder ? "holder \"" : "a holder without a label",
+               previous_holder ? previous_holder : "", previous_holder ? "\"" : "",
+               l->holder_label ? "\"" : "", l->holder_label ? l->holder_label : "(no label)",
+               l->holder_label ? "\"" : "", token);
+    }
+    int64_t now = ddb_clock_mono_ns(l->clock);
+    if (now >= lease->expiry_ns) {
+        /* The answer came after a whole lease: the lease has ended already. */
+        dl_lease_lose(lease, DDB_LOSS_EXPIRED);
+    } else {
+        ddb_error e;
+        if (dl_sched_add(l->sched, lease, &e) != 0) {
+            dl_lease_lose(lease, DDB_LOSS_EXPIRED);
+            ddb_lease_release(lease);
+            if (err)
+                *err = e;
+            return e.code;
+        }
+    }
+    *out = lease;
+    return 0;
+}
+
+/* How long to wait before the next poll, from now. */
+static int64_t poll_wait_ns(const acq *a, int64_t now)
+{
+    int64_t lease_ns = a->seen.lease_ms * DL_NS_PER_MS;
+    int64_t wait = lease_ns / 3;
+    if (wait > DL_POLL_MAX_MS * DL_NS_PER_MS)
+        wait = DL_POLL_MAX_MS * DL_NS_PER_MS;
+    int64_t left = a->seen.first_seen_ns + lease_ns - now;
+    if (left < wait)
+        wait = left;
+    return wait > 0 ? wait : 0;
+}
+
+static bool due(const acq *a, int64_t now)
+{
+    return now - a->seen.first_seen_ns >= a->seen.lease_ms * DL_NS_PER_MS;
+}
+
+static int remember(acq *a, const ddb__lock_item *li, int64_t now, ddb_error *err)
+{
+    dl_seen_entry_cleanup(&a->seen);
+    a->have_seen = false;
+    if (dl_seen_put(a->locks, a->name, li, now, &a->seen) != 0)
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    a->have_seen = true;
+    return 0;
+}
+
+static void forget(acq *a)
+{
+    dl_seen_forget(a->locks, a->name);
+    dl_seen_entry_cleanup(&a->seen);
+    a->have_seen = false;
+}
+
+/* One write. 0 with *out set: the lease. 1: refused (the holder is remembered). Else an
+ * error. */
+static int try_write(acq *a, ddb_lease **out, ddb_error *err)
+{
+    ddb_lock_table *l = a->locks;
+    char rvn[DDB__LOCK_ID_LEN + 1];
+    ddb__lock_new_id(rvn);
+    ddb_item *old = NULL;
+    bool replacing = a->have_seen;
+    int64_t sent = ddb_clock_mono_ns(l->clock);
+    int rc = dl_item_acquire(l, a->name, a->owner, rvn, a->lease_ms,
+                             a->have_seen ? &a->seen : NULL, a->stop, &old, err);
+    int64_t after = ddb_clock_mono_ns(l->clock);
+    if (rc != 0 && rc != DDB_ECONDITION) {
+        ddb_item_free(old);
+        return rc;
+    }
+    answered(a);
+    ddb__lock_item li;
+    ddb_error perr;
+    ddb_error_clear(&perr);
+    int prc = ddb__lock_item_parse(l, a->name, old, &li, &perr);
+    if (rc == 0) {
+        /* old is the item before the write: an owner there means a takeover. */
+        int64_t fence = 1;
+        bool takeover = false;
+        char *previous = NULL;
+        if (prc == 0) {
+            fence = li.fence + 1;
+            takeover = li.held;
+            previous = li.holder;
+        } else {
+            int64_t f = 0;
+            if (old && ddb_item_get_i64(old, DDB__LOCK_ATTR_FENCE, &f) == 0)
+                fence = f + 1;
+            takeover = replacing;
+        }
+        rc = make_lease(a, rvn, fence, takeover, previous, sent, out, err);
+        if (prc == 0)
+            ddb__lock_item_cleanup(&li);
+        ddb_item_free(old);
+        return rc;
+    }
+    /* The condition failed: old is the item as it is. */
+    ddb_item_free(old);
+    if (prc != 0) {
+        if (err)
+            *err = perr;
+        return prc;
+    }
+    if (li.held && strcmp(li.owner, a->owner) == 0) {
+        /* The client retried a write whose answer was lost, and the first attempt took
+         * the lock: the lease is the one that attempt took, from when it was sent. */
+        rc = make_lease(a, li.rvn, li.fence, replacing, NULL, sent, out, err);
+        ddb__lock_item_cleanup(&li);
+        return rc;
+    }
+    if (!li.held) {
+        /* Freed between the condition and the answer: nothing to remember. */
+        ddb__lock_item_cleanup(&li);
+        forget(a);
+        return 2;
+    }
+    rc = remember(a, &li, after, err);
+    ddb__lock_item_cleanup(&li);
+    return rc ? rc : 1;
+}
+
+int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel *stop,
+               bool once, const dl_acquire_hooks *hooks, ddb_lease **out, ddb_error *err)
+{
+    if (out)
+        *out = NULL;
+    ddb_error_clear(err);
+    if (!l || !out)
+        return ddb__fail(err, DDB_EINVAL, "The lock table and the lease pointer are required.");
+    int rc = ddb__lock_name_check(name, err);
+    if (rc == 0)
+        rc = dl_lease_ms_check(lease_ms, err);
+    if (rc != 0)
+        return rc;
+
+    ddb_client *client = l->client;
+    const char *table = ddb_table_name(l->table);
+    uint64_t parent = ddb_telemetry_parent();
+    acq a = {.locks = l, .name = name, .lease_ms = lease_ms, .stop = stop, .hooks = hooks};
+    a.span = dl_span_start(client, once ? "Lock.TryAcquire" : "Lock.Acquire", parent, NULL, 0,
+                           table, name);
+    uint64_t saved = ddb_telemetry_set_parent(a.span ? a.span : parent);
+    ddb__lock_new_id(a.owner);
+    a.have_seen = dl_seen_get(l, name, &a.seen);
+    bool must_read = a.have_seen;
+    int races = 0;
+    dl_poller own, *poller = hooks && hooks->poller ? hooks->poller : &own;
+    if (poller == &own)
+        dl_poller_begin(&own, l->clock);
+    ddb_error e;
+    ddb_error_clear(&e);
+
+    for (;;) {
+        if (ddb_cancel_is_set(stop)) {
+            rc = ddb__fail(&e, DDB_ECANCELED, "The acquire of lock \"%s\" was cancelled.",
+                           name);
+            break;
+        }
+        bool write = !must_read;
+        if (must_read) {
+            ddb_item *item = NULL;
+            rc = dl_item_read(l, name, stop, &item, &e);
+            if (rc != 0)
+                break;
+            answered(&a);
+            int64_t now = ddb_clock_mono_ns(l->clock);
+            ddb__lock_item li;
+            rc = ddb__lock_item_parse(l, name, item, &li, &e);
+            ddb_item_free(item);
+            if (rc != 0)
+                break;
+            if (!li.held) {
+                forget(&a);
+                write = true;
+            } else {
+                rc = remember(&a, &li, now, &e);
+                if (rc == 0 && due(&a, now))
+                    write = true;
+            }
+            ddb__lock_item_cleanup(&li);
+            if (rc != 0)
+                break;
+        }
+        if (write) {
+            rc = try_write(&a, out, &e);
+            if (rc == 0 || rc < 0)
+                break;
+            if (rc == 2) {
+                /* A race with a release; read again, and after a few, wait a poll. */
+                rc = 0;
+                if (++races < 3) {
+                    must_read = true;
+                    continue;
+                }
+            }
+        }
+        races = 0;
+        /* Refused: the lock is held by another, not yet due for a takeover. The next
+         * poll is timed from now, before anyone is told of the refusal, so a clock that
+         * moves after the telling moves the poll too. */
+        int64_t now = ddb_clock_mono_ns(l->clock);
+        int64_t wait = a.have_seen ? poll_wait_ns(&a, now) : DL_POLL_MAX_MS * DL_NS_PER_MS / 100;
+        dl_refused(l, name);
+        if (once) {
+            rc = 0;
+            break;
+        }
+        rc = dl_poller_wait(poller, now + wait, stop);
+        if (rc != 0) {
+            rc = ddb__fail(&e, DDB_ECANCELED, "The acquire of lock \"%s\" was cancelled.",
+                           name);
+            break;
+        }
+        must_read = true;
+    }
+    ddb_telemetry_set_parent(saved);
+    dl_seen_entry_cleanup(&a.seen);
+    if (poller == &own)
+        dl_poller_end(&own);
+
+    if (rc == 0) {
+        dl_span_attr_bool(client, a.span, "dynalock.lock.acquired", *out != NULL);
+        if (*out) {
+            dl_span_attr_bool(client, a.span, "dynalock.lock.takeover", (*out)->takeover);
+            dl_span_attr_int(client, a.span, "dynalock.lock.fencing_token", (*out)->fence);
+        }
+        dl_span_end(client, a.span, NULL);
+    } else {
+        dl_span_attr_bool(client, a.span, "dynalock.lock.acquired", false);
+        dl_span_end(client, a.span, dl_error_type(&e, rc));
+        if (err)
+            *err = e;
+    }
+    ddb__clock_thread_idle(l->clock);
+    return rc;
+}
+
+int ddb_lock_try_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                         ddb_cancel *cancel, ddb_lease **out, ddb_error *err)
+{
+    return dl_acquire(locks, name, lease_ms, cancel, true, NULL, out, err);
+}
+
+int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                     ddb_cancel *stop, ddb_lease **out, ddb_error *err)
+{
+    return dl_acquire(locks, name, lease_ms, stop, false, NULL, out, err);
+}

@@ -1,0 +1,319 @@
+/* lease.c: a lease on a lock -- its state (expiry on the monotonic clock, loss reason,
+ * the ended token), one renewal, the release, and the lease that is current on a
+ * thread (the C form of the reference's Lease.Current). */
+#include "coord_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
+                        const char *rvn, int64_t lease_ms, int64_t fence, bool takeover,
+                        int64_t sent_ns, uint64_t acquire_span)
+{
+    ddb_lease *lease = calloc(1, sizeof *lease);
+    if (!lease)
+        return NULL;
+    lease->name = strdup(name);
+    lease->ended = ddb_cancel_new();
+    if (!lease->name || !lease->ended) {
+        free(lease->name);
+        ddb_cancel_unref(lease->ended);
+        free(lease);
+        return NULL;
+    }
+    atomic_init(&lease->refs, 1);
+    atomic_init(&lease->locks, l);
+    atomic_init(&lease->loss, DDB_LOSS_NONE);
+    lease->table = l->table;
+    lease->client = l->client;
+    lease->clock = l->clock;
+    snprintf(lease->owner, sizeof lease->owner, "%s", owner);
+    snprintf(lease->rvn, sizeof lease->rvn, "%s", rvn);
+    lease->lease_ms = lease_ms;
+    lease->fence = fence;
+    lease->takeover = takeover;
+    lease->acquire_span = acquire_span;
+    lease->last_sent_ns = sent_ns;
+    lease->expiry_ns = sent_ns + lease_ms * DL_NS_PER_MS;
+    lease->next_attempt_ns = sent_ns + lease_ms * DL_NS_PER_MS / 3;
+    lease->sched = l->sched;
+    pthread_mutex_init(&lease->mu, NULL);
+    return lease;
+}
+
+void dl_lease_ref(ddb_lease *lease)
+{
+    atomic_fetch_add(&lease->refs, 1);
+}
+
+void dl_lease_unref(ddb_lease *lease)
+{
+    if (!lease || atomic_fetch_sub(&lease->refs, 1) != 1)
+        return;
+    ddb_cancel_unref(lease->ended);
+    pthread_mutex_destroy(&lease->mu);
+    free(lease->name);
+    free(lease);
+}
+
+/* ------------------------------------------------------------- accessors */
+
+ddb_cancel *ddb_lease_ended(ddb_lease *lease)
+{
+    return lease ? lease->ended : NULL;
+}
+
+int64_t ddb_lease_fencing_token(const ddb_lease *lease)
+{
+    return lease ? lease->fence : 0;
+}
+
+const char *ddb_lease_name(const ddb_lease *lease)
+{
+    return lease ? lease->name : NULL;
+}
+
+const char *ddb_lease_owner(const ddb_lease *lease)
+{
+    return lease ? lease->owner : NULL;
+}
+
+int64_t ddb_lease_duration_ms(const ddb_lease *lease)
+{
+    return lease ? lease->lease_ms : 0;
+}
+
+bool ddb_lease_takeover(const ddb_lease *lease)
+{
+    return lease ? lease->takeover : false;
+}
+
+ddb_lock_table *ddb_lease_lock_table(const ddb_lease *lease)
+{
+    return lease ? atomic_load(&((ddb_lease *)(uintptr_t)lease)->locks) : NULL;
+}
+
+ddb_loss_reason ddb_lease_loss_reason(const ddb_lease *lease)
+{
+    return lease ? (ddb_loss_reason)atomic_load(&((ddb_lease *)(uintptr_t)lease)->loss)
+                 : DDB_LOSS_NONE;
+}
+
+/* ------------------------------------------------------------------ loss */
+
+bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason)
+{
+    pthread_mutex_lock(&lease->mu);
+    if (lease->released || atomic_load(&lease->loss) != DDB_LOSS_NONE) {
+        pthread_mutex_unlock(&lease->mu);
+        return false;
+    }
+    atomic_store(&lease->loss, reason);
+    pthread_mutex_unlock(&lease->mu);
+    ddb_cancel_set(lease->ended);
+    ddb_lock_table *l = atomic_load(&lease->locks);
+    const char *table = ddb_table_name(lease->table);
+    char token[24];
+    snprintf(token, sizeof token, "%" PRId64, lease->fence);
+    dl_log(lease->client, DDB_LOG_WARN, 40,
+           (const char *const[]){"lock", lease->name, "table", table, "reason",
+                                 ddb_loss_reason_name(reason), "fencing_token", token,
+                                 "holder", l ? l->holder_label : NULL, NULL},
+           "The lease of lock \"%s\" in table \"%s\" was lost: %s.", lease->name, table,
+           ddb_loss_reason_name(reason));
+    dl_metric_loss(lease->client, table, reason);
+    return true;
+}
+
+/* --------------------------------------------------------------- renewal */
+
+int dl_lease_renew_once(ddb_lease *lease, ddb_cancel *cancel, bool root, ddb_error *err)
+{
+    if (ddb_cancel_is_set(lease->ended))
+        return DDB_ELOST;
+    int64_t now = ddb_clock_mono_ns(lease->clock);
+    pthread_mutex_lock(&lease->mu);
+    bool out_of_time = now >= lease->expiry_ns;
+    pthread_mutex_unlock(&lease->mu);
+    if (out_of_time) {
+        dl_lease_lose(lease, DDB_LOSS_EXPIRED);
+        return DDB_ELOST;
+    }
+    const char *table = ddb_table_name(lease->table);
+    char rvn[DDB__LOCK_ID_LEN + 1];
+    ddb__lock_new_id(rvn);
+    uint64_t parent = ddb_telemetry_parent();
+    uint64_t span = dl_span_start(lease->client, "Lock.Renew", root ? 0 : parent,
+                                  lease->acquire_span ? &lease->acquire_span : NULL,
+                                  lease->acquire_span ? 1 : 0, table, lease->name);
+    dl_span_attr_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
+    uint64_t saved = ddb_telemetry_set_parent(span ? span : (root ? 0 : parent));
+    ddb_error e;
+    ddb_error_clear(&e);
+    ddb_item *old = NULL;
+    int64_t sent = ddb_clock_mono_ns(lease->clock);
+    int rc = dl_item_renew(lease, rvn, cancel, &old, &e);
+    int64_t after = ddb_clock_mono_ns(lease->clock);
+    ddb_telemetry_set_parent(saved);
+
+    const char *error_type = rc ? dl_error_type(&e, rc) : NULL;
+    if (rc == DDB_ECANCELED && ddb_cancel_is_set(lease->ended)) {
+        /* Released (or lost) while the renewal was on its way: nothing to record. */
+        dl_span_end(lease->client, span, error_type);
+        ddb_item_free(old);
+        return DDB_ELOST;
+    }
+    dl_metric_renewal(lease->client, table, error_type);
+    dl_span_end(lease->client, span, error_type);
+
+    if (rc == 0) {
+        pthread_mutex_lock(&lease->mu);
+        if (sent > lease->last_sent_ns) {
+            lease->last_sent_ns = sent;
+            lease->expiry_ns = sent + lease->lease_ms * DL_NS_PER_MS;
+            lease->next_attempt_ns = sent + lease->lease_ms * DL_NS_PER_MS / 3;
+            memcpy(lease->rvn, rvn, sizeof rvn);
+        }
+        lease->retry_delay_ms = 0;
+        bool late = after >= lease->expiry_ns;
+        pthread_mutex_unlock(&lease->mu);
+        if (late) {
+            /* The answer came after a whole lease: the lease has run out all the same. */
+            dl_lease_lose(lease, DDB_LOSS_EXPIRED);
+            return DDB_ELOST;
+        }
+        return 0;
+    }
+    if (rc == DDB_ECONDITION) {
+        ddb_loss_reason reason = old ? DDB_LOSS_TAKEN_OVER : DDB_LOSS_DELETED;
+        ddb_item_free(old);
+        dl_lease_lose(lease, reason);
+        return DDB_ELOST;
+    }
+    ddb_item_free(old);
+    if (rc == DDB_ENOTFOUND) {
+        dl_lease_lose(lease, DDB_LOSS_TABLE_NOT_FOUND);
+        return DDB_ELOST;
+    }
+    if (err)
+        *err = e;
+    return rc;
+}
+
+int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error *err)
+{
+    if (held)
+        *held = false;
+    ddb_error_clear(err);
+    if (!lease)
+        return ddb__fail(err, DDB_EINVAL, "The lease is NULL.");
+    int rc = dl_lease_renew_once(lease, cancel, false, err);
+    if (rc == 0) {
+        if (held)
+            *held = true;
+        dl_sched_reschedule(lease->sched, lease);
+        return 0;
+    }
+    if (rc == DDB_ELOST)
+        return 0;
+    if (held)
+        *held = !ddb_cancel_is_set(lease->ended);
+    return rc;
+}
+
+/* --------------------------------------------------------------- release */
+
+void dl_lease_release_lock(ddb_lease *lease)
+{
+    const char *table = ddb_table_name(lease->table);
+    uint64_t parent = ddb_telemetry_parent();
+    uint64_t span = dl_span_start(lease->client, "Lock.Release", parent, NULL, 0, table,
+                                  lease->name);
+    dl_span_attr_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
+    uint64_t saved = ddb_telemetry_set_parent(span ? span : parent);
+    ddb_error e;
+    ddb_error_clear(&e);
+    int rc = dl_item_release(lease, &e);
+    ddb_telemetry_set_parent(saved);
+    dl_span_end(lease->client, span, rc ? dl_error_type(&e, rc) : NULL);
+    if (rc == DDB_ECONDITION) {
+        /* Someone else took the lock over: it is left alone. */
+        return;
+    }
+    if (rc != 0) {
+        ddb_lock_table *l = atomic_load(&lease->locks);
+        dl_log(lease->client, DDB_LOG_WARN, 43,
+               (const char *const[]){"lock", lease->name, "table", table, "error",
+                                     dl_error_type(&e, rc), "message", e.message, "holder",
+                                     l ? l->holder_label : NULL, NULL},
+               "The release of lock \"%s\" in table \"%s\" failed (%s); the lock is free "
+               "once its lease runs out.",
+               lease->name, table, e.message);
+    }
+}
+
+void ddb_lease_release(ddb_lease *lease)
+{
+    if (!lease)
+        return;
+    pthread_mutex_lock(&lease->mu);
+    bool again = lease->released;
+    lease->released = true;
+    pthread_mutex_unlock(&lease->mu);
+    if (again)
+        return;
+    ddb_loss_reason loss = (ddb_loss_reason)atomic_load(&lease->loss);
+    /* Ended first: a renewal on its way is cancelled, and the work stops. */
+    ddb_cancel_set(lease->ended);
+    if (lease->sched)
+        dl_sched_remove(lease->sched, lease);
+    /* A lease that ran out may still be ours in the item: releasing frees the lock
+     * sooner, and the condition leaves it alone if someone else has it. */
+    if (loss == DDB_LOSS_NONE || loss == DDB_LOSS_EXPIRED)
+        dl_lease_release_lock(lease);
+    ddb_lock_table *l = atomic_load(&lease->locks);
+    if (l)
+        dl_table_remove_lease(l, lease);
+    atomic_store(&lease->locks, NULL);
+    dl_lease_unref(lease);
+}
+
+/* ------------------------------------------------------- the current lease */
+
+/* A thread-specific key rather than a plain thread-local, so that a lease still current
+ * when its thread exits is unreferenced then. */
+static pthread_key_t current_key;
+static pthread_once_t current_once = PTHREAD_ONCE_INIT;
+
+static void current_dtor(void *p)
+{
+    dl_lease_unref(p);
+}
+
+static void current_init(void)
+{
+    pthread_key_create(&current_key, current_dtor);
+}
+
+ddb_lease *ddb_lease_current(void)
+{
+    pthread_once(&current_once, current_init);
+    return pthread_getspecific(current_key);
+}
+
+ddb_lease *ddb_lease_set_current(ddb_lease *lease)
+{
+    pthread_once(&current_once, current_init);
+    ddb_lease *prev = pthread_getspecific(current_key);
+    if (lease == prev)
+        return prev;
+    if (lease)
+        dl_lease_ref(lease);
+    pthread_setspecific(current_key, lease);
+    dl_lease_unref(prev);
+    return prev;
+}

@@ -1,0 +1,699 @@
+/* client.c: the ddb_client (endpoint, region, credentials, clock, logger, telemetry)
+ * and the request path every operation takes: encode, sign with SigV4, POST, read the
+ * answer or the error, retry in the standard mode with waits on the client's clock,
+ * and report a span and a duration metric per call. */
+#include "client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "sigv4.h"
+
+static const char *env_nonempty(const char *name)
+{
+    const char *v = getenv(name);
+    return (v && *v) ? v : NULL;
+}
+
+/* Splits an endpoint URL into the pieces the client signs and reports. */
+static int parse_endpoint(ddb_client *c, ddb_error *err)
+{
+    const char *e = c->endpoint;
+    const char *sep = strstr(e, "://");
+    if (!sep)
+        return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' is not an http(s) URL", e);
+    size_t scheme_len = (size_t)(sep - e);
+    bool https;
+    if (scheme_len == 5 && strncasecmp(e, "https", 5) == 0)
+        https = true;
+    else if (scheme_len == 4 && strncasecmp(e, "http", 4) == 0)
+        https = false;
+    else
+        return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' is not an http(s) URL", e);
+    const char *auth = sep + 3;
+    const char *auth_end = auth + strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', (size_t)(auth_end - auth));
+    if (at)
+        auth = at + 1;
+    if (auth == auth_end)
+        return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has no host", e);
+    c->host_header = strndup(auth, (size_t)(auth_end - auth));
+    const char *host = auth, *host_end;
+    const char *port_s = NULL;
+    if (*auth == '[') {
+        host_end = memchr(auth, ']', (size_t)(auth_end - auth));
+        if (!host_end)
+            return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has a bad host", e);
+        host = auth + 1;
+        if (host_end + 1 < auth_end && host_end[1] == ':')
+            port_s = host_end + 2;
+    } else {
+        host_end = memchr(auth, ':', (size_t)(auth_end - auth));
+        if (host_end)
+            port_s = host_end + 1;
+        else
+            host_end = auth_end;
+    }
+    c->server_address = strndup(host, (size_t)(host_end - host));
+    c->server_port = https ? 443 : 80;
+    if (port_s) {
+        char *end;
+        long p = strtol(port_s, &end, 10);
+        if (end != auth_end || p <= 0 || p > 65535)
+            return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has a bad port", e);
+        c->server_port = (int)p;
+    }
+    const char *path = auth_end;
+    size_t path_len = strcspn(path, "?#");
+    if (path_len == 0) {
+        c->path = strdup("/");
+        size_t n = strlen(e);
+        c->url = malloc(n + 2);
+        if (c->url)
+            snprintf(c->url, n + 2, "%s/", e);
+    } else {
+        c->path = strndup(path, path_len);
+        c->url = strdup(e);
+    }
+    if (!c->host_header || !c->server_address || !c->path || !c->url)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    return 0;
+}
+
+static char *resolve_region(const ddb_client_options *o)
+{
+    if (o->region && *o->region)
+        return strdup(o->region);
+    const char *r = env_nonempty("AWS_REGION");
+    if (!r)
+        r = env_nonempty("AWS_DEFAULT_REGION");
+    if (r)
+        return strdup(r);
+    const char *profile = o->profile && *o->profile ? o->profile : env_nonempty("AWS_PROFILE");
+    char *from_profile = ddb__profile_region(profile ? profile : "default");
+    if (from_profile)
+        return from_profile;
+    return strdup("us-east-1");
+}
+
+static char *resolve_endpoint(const ddb_client_options *o, const char *region)
+{
+    if (o->endpoint && *o->endpoint)
+        return strdup(o->endpoint);
+    const char *e = env_nonempty("AWS_ENDPOINT_URL_DYNAMODB");
+    if (!e)
+        e = env_nonempty("AWS_ENDPOINT_URL");
+    if (e)
+        return strdup(e);
+    bool china = strncmp(region, "cn-", 3) == 0;
+    size_t n = strlen(region) + 48;
+    char *url = malloc(n);
+    if (url)
+        snprintf(url, n, "https://dynamodb.%s.amazonaws.com%s", region, china ? ".cn" : "");
+    return url;
+}
+
+ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
+{
+    ddb_client_options zero = { 0 };
+    const ddb_client_options *o = opts ? opts : &zero;
+    if (err)
+        ddb_error_clear(err);
+    if ((o->connect_timeout_ms < 0) || (o->request_timeout_ms < 0) || o->max_connections < 0 ||
+        o->retry.max_attempts < 0 || o->retry.base_delay_ms < 0 || o->retry.max_backoff_ms < 0) {
+        ddb__fail(err, DDB_EINVAL, "a client option is negative");
+        return NULL;
+    }
+    if (o->log_level < 0 || o->log_level > DDB_LOG_OFF) {
+        ddb__fail(err, DDB_EINVAL, "the log level %d is not a DDB_LOG_* level", o->log_level);
+        return NULL;
+    }
+    ddb_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    atomic_init(&c->next_span, 1);
+    c->clock = o->clock ? ddb_clock_ref(o->clock) : ddb_clock_system();
+    c->log = o->log ? o->log : ddb_log_stderr;
+    c->log_arg = o->log ? o->log_arg : NULL;
+    c->log_level = o->log_level ? o->log_level : DDB_LOG_INFO;
+    if (o->telemetry) {
+        c->tel = *o->telemetry;
+        c->has_tel = true;
+    }
+    c->base_delay_ms = o->retry.base_delay_ms ? o->retry.base_delay_ms : 50;
+    c->max_backoff_ms = o->retry.max_backoff_ms ? o->retry.max_backoff_ms : 20000;
+
+    int rc = 0;
+    c->region = resolve_region(o);
+    c->endpoint = c->region ? resolve_endpoint(o, c->region) : NULL;
+    if (!c->region || !c->endpoint) {
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = parse_endpoint(c, err)) != 0)
+        goto fail;
+    c->creds = ddb__cred_provider_new(o, c->clock, err);
+    if (!c->creds) {
+        rc = -1;
+        goto fail;
+    }
+    c->retry = ddb__retry_state_new(&o->retry);
+    if (!c->retry) {
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+        goto fail;
+    }
+    ddb__http_options ho = {
+        .url = c->url,
+        .connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 3000,
+        .request_timeout_ms = o->request_timeout_ms ? o->request_timeout_ms : 30000,
+        .max_connections = o->max_connections ? o->max_connections : 32,
+    };
+    c->http = ddb__http_new(&ho, err);
+    if (!c->http) {
+        rc = -1;
+        goto fail;
+    }
+    return c;
+fail:
+    (void)rc;
+    ddb_client_free(c);
+    return NULL;
+}
+
+void ddb_client_free(ddb_client *c)
+{
+    if (!c)
+        return;
+    ddb__http_free(c->http);
+    ddb__retry_state_free(c->retry);
+    ddb__cred_provider_free(c->creds);
+    ddb_clock_unref(c->clock);
+    free(c->endpoint);
+    free(c->url);
+    free(c->region);
+    free(c->host_header);
+    free(c->server_address);
+    free(c->path);
+    free(c);
+}
+
+ddb_clock *ddb_client_clock(ddb_client *c) { return c ? c->clock : NULL; }
+const char *ddb_client_endpoint(const ddb_client *c) { return c ? c->endpoint : NULL; }
+const char *ddb_client_region(const ddb_client *c) { return c ? c->region : NULL; }
+const ddb_telemetry *ddb_client_telemetry(const ddb_client *c)
+{
+    return (c && c->has_tel) ? &c->tel : NULL;
+}
+
+uint64_t ddb_client_span_id(ddb_client *c)
+{
+    return c ? atomic_fetch_add(&c->next_span, 1) : 0;
+}
+
+long ddb_client_connections_opened(ddb_client *c)
+{
+    return c ? ddb__http_connections_opened(c->http) : 0;
+}
+
+bool ddb__client_log_enabled(ddb_client *c, int level)
+{
+    return c && level >= c->log_level && level < DDB_LOG_OFF && c->log;
+}
+
+void ddb_client_log(ddb_client *c, int level, int event_id, const char *category,
+                    const char *message, const ddb_log_field *fields, size_t n)
+{
+    if (ddb__client_log_enabled(c, level))
+        c->log(c->log_arg, level, event_id, category, message, fields, n);
+}
+
+int ddb__client_done(ddb_client *c, int rc)
+{
+    if (c)
+        ddb__clock_thread_idle(c->clock);
+    return rc;
+}
+
+/* A small per-thread generator for jitter: no lock, no shared state. */
+static uint64_t jitter_next(void)
+{
+    static _Thread_local uint64_t state;
+    if (state == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&state;
+        if (state == 0)
+            state = 0x9e3779b97f4a7c15ULL;
+    }
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+}
+
+int64_t ddb__client_backoff_ms(ddb_client *c, int attempt)
+{
+    int64_t cap = c->base_delay_ms;
+    for (int i = 0; i < attempt && cap < c->max_backoff_ms; i++)
+        cap *= 2;
+    if (cap > c->max_backoff_ms)
+        cap = c->max_backoff_ms;
+    if (cap <= 0)
+        return 0;
+    return (int64_t)(jitter_next() % (uint64_t)cap);
+}
+
+/* ------------------------------------------------------------ telemetry */
+
+static void span_str(ddb_client *c, uint64_t id, const char *key, const char *value)
+{
+    if (!value || !c->tel.span_attr)
+        return;
+    ddb_attr a = { .key = key, .type = DDB_ATTR_STR, .v.s = value };
+    c->tel.span_attr(c->tel.arg, id, &a);
+}
+
+static uint64_t span_begin(ddb_client *c, const ddb__call *call)
+{
+    if (!c->has_tel || !c->tel.span_start)
+        return 0;
+    uint64_t id = ddb_client_span_id(c);
+    c->tel.span_start(c->tel.arg, id, ddb_telemetry_parent(), call->operation, NULL, 0);
+    span_str(c, id, "db.system.name", "aws.dynamodb");
+    span_str(c, id, "db.operation.name", call->operation);
+    span_str(c, id, "db.collection.name", call->table);
+    span_str(c, id, "aws.dynamodb.table_names", call->table_names ? call->table_names : call->table);
+    span_str(c, id, "server.address", c->server_address);
+    if (c->tel.span_attr) {
+        ddb_attr port = { .key = "server.port", .type = DDB_ATTR_INT, .v.i = c->server_port };
+        c->tel.span_attr(c->tel.arg, id, &port);
+    }
+    return id;
+}
+
+static void span_finish(ddb_client *c, uint64_t id, const ddb__call *call, int64_t start_ns,
+                        const char *error_type, int retries)
+{
+    if (!c->has_tel)
+        return;
+    if (id) {
+        if (error_type)
+            span_str(c, id, "error.type", error_type);
+        if (c->tel.span_attr && retries > 0) {
+            ddb_attr r = { .key = "aws.dynamodb.retries", .type = DDB_ATTR_INT, .v.i = retries };
+            c->tel.span_attr(c->tel.arg, id, &r);
+        }
+        if (c->tel.span_end)
+            c->tel.span_end(c->tel.arg, id, error_type);
+    }
+    if (c->tel.metric) {
+        double seconds = (double)(ddb_clock_mono_ns(c->clock) - start_ns) / 1e9;
+        ddb_attr attrs[5];
+        size_t n = 0;
+        attrs[n++] = (ddb_attr){ .key = "db.system.name", .type = DDB_ATTR_STR, .v.s = "aws.dynamodb" };
+        attrs[n++] = (ddb_attr){ .key = "db.operation.name", .type = DDB_ATTR_STR, .v.s = call->operation };
+        if (call->table)
+            attrs[n++] = (ddb_attr){ .key = "db.collection.name", .type = DDB_ATTR_STR, .v.s = call->table };
+        attrs[n++] = (ddb_attr){ .key = "server.address", .type = DDB_ATTR_STR, .v.s = c->server_address };
+        if (error_type)
+            attrs[n++] = (ddb_attr){ .key = "error.type", .type = DDB_ATTR_STR, .v.s = error_type };
+        c->tel.metric(c->tel.arg, "db.client.operation.duration", "s", seconds, attrs, n);
+    }
+}
+
+/* ---------------------------------------------------------------- sending */
+
+typedef struct attempt_result {
+    int code;                       /* 0, or DDB_E* */
+    bool network;                   /* no answer (retryable transport failure) */
+    ddb__http_response http;
+    char aws_type[DDB_ERROR_TYPE_MAX];
+    char message[DDB_ERROR_MESSAGE_MAX];
+    json_object *body;              /* parsed answer or error body */
+} attempt_result;
+
+/* Reads __type ("com.amazonaws.dynamodb.v20120810#ResourceNotFoundException") and
+ * message/Message out of an error body. */
+static void read_error_body(attempt_result *r)
+{
+    r->body = ddb__json_parse(r->http.body, r->http.len, DDB_EPROTOCOL, NULL);
+    json_object *t, *m;
+    if (r->body && json_object_is_type(r->body, json_type_object)) {
+        if (json_object_object_get_ex(r->body, "__type", &t) && json_object_is_type(t, json_type_string)) {
+            const char *s = json_object_get_string(t);
+            const char *hash = strrchr(s, '#');
+            snprintf(r->aws_type, sizeof r->aws_type, "%s", hash ? hash + 1 : s);
+        }
+        if ((json_object_object_get_ex(r->body, "message", &m) ||
+             json_object_object_get_ex(r->body, "Message", &m)) &&
+            json_object_is_type(m, json_type_string))
+            snprintf(r->message, sizeof r->message, "%s", json_object_get_string(m));
+    }
+}
+
+/* A transaction cancelled only because of conflicts with other transactions is worth
+ * another try, as TransactionConflictException is. */
+static bool tx_conflict_only(json_object *body)
+{
+    json_object *reasons;
+    if (!body || !json_object_object_get_ex(body, "CancellationReasons", &reasons) ||
+        !json_object_is_type(reasons, json_type_array))
+        return false;
+    bool conflict = false;
+    size_t n = json_object_array_length(reasons);
+    for (size_t i = 0; i < n; i++) {
+        json_object *code;
+        if (!json_object_object_get_ex(json_object_array_get_idx(reasons, i), "Code", &code))
+            continue;
+        const char *s = json_object_get_string(code);
+        if (s && strcmp(s, "TransactionConflict") == 0)
+            conflict = true;
+        else if (s && strcmp(s, "None") != 0)
+            return false;
+    }
+    return conflict;
+}
+
+static void attempt_cleanup(attempt_result *r)
+{
+    ddb__http_response_cleanup(&r->http);
+    json_object_put(r->body);
+    r->body = NULL;
+}
+
+/* One signed POST; fills r. Returns 0 when an answer (of any status) arrived. */
+static int attempt_once(ddb_client *c, const char *op, const char *body, size_t len,
+                        ddb_cancel *cancel, attempt_result *r, ddb_error *err)
+{
+    ddb__credentials cred = { 0 };
+    int rc = ddb__cred_get(c->creds, &cred, cancel, err);
+    if (rc != 0)
+        return rc;
+
+    int64_t epoch_s = ddb_clock_wall_ms(c->clock) / 1000;
+    char amz_date[17];
+    dl__sigv4_amz_date(epoch_s, amz_date);
+    char target[96];
+    snprintf(target, sizeof target, "DynamoDB_20120810.%s", op);
+    dl_sigv4_header sh[5] = {
+        { "host", c->host_header },
+        { "content-type", "application/x-amz-json-1.0" },
+        { "x-amz-date", amz_date },
+        { "x-amz-target", target },
+        { "x-amz-security-token", cred.session_token },
+    };
+    size_t n_sh = cred.session_token ? 5 : 4;
+    dl_sigv4_request req = {
+        .method = "POST", .path = c->path, .query = NULL,
+        .headers = sh, .n_headers = n_sh, .body = body, .body_len = len,
+    };
+    dl_sigv4_credentials sc = { cred.access_key_id, cred.secret_access_key, cred.session_token };
+    dl_sigv4_result sig = { 0 };
+    if (dl__sigv4_sign(&req, &sc, c->region, "dynamodb", epoch_s, &sig) != 0) {
+        dl__sigv4_result_cleanup(&sig);
+        ddb__credentials_cleanup(&cred);
+        return ddb__fail(err, DDB_ENOMEM, "the request could not be signed");
+    }
+
+    size_t hl_host = strlen(c->host_header) + 8;
+    size_t hl_auth = strlen(sig.authorization) + 16;
+    size_t hl_tok = cred.session_token ? strlen(cred.session_token) + 24 : 0;
+    char *hbuf = malloc(hl_host + hl_auth + hl_tok + 160);
+    if (!hbuf) {
+        dl__sigv4_result_cleanup(&sig);
+        ddb__credentials_cleanup(&cred);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    const char *lines[8];
+    size_t nl = 0;
+    char *p = hbuf;
+    lines[nl++] = p;
+    p += sprintf(p, "Host: %s", c->host_header) + 1;
+    lines[nl++] = "Content-Type: application/x-amz-json-1.0";
+    lines[nl++] = p;
+    p += sprintf(p, "X-Amz-Date: %s", amz_date) + 1;
+    lines[nl++] = p;
+    p += sprintf(p, "X-Amz-Target: %s", target) + 1;
+    lines[nl++] = p;
+    p += sprintf(p, "Authorization: %s", sig.authorization) + 1;
+    if (cred.session_token) {
+        lines[nl++] = p;
+        p += sprintf(p, "X-Amz-Security-Token: %s", cred.session_token) + 1;
+    }
+    lines[nl++] = "Expect:";
+    lines[nl++] = "Accept:";
+    dl__sigv4_result_cleanup(&sig);
+    ddb__credentials_cleanup(&cred);
+
+    rc = ddb__http_post(c->http, lines, nl, body, len, cancel, &r->http, err);
+    free(hbuf);
+    return rc;
+}
+
+static int send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
+                     ddb_cancel *cancel, attempt_result *out, int *retries_out, ddb_error *err)
+{
+    int64_t start_ns = ddb_clock_mono_ns(c->clock);
+    uint64_t span = span_begin(c, call);
+    int retries = 0, last_cost = 0;
+    int rc;
+    ddb_error aerr;
+    memset(out, 0, sizeof *out);
+
+    for (int attempt = 0;; attempt++) {
+        attempt_cleanup(out);
+        memset(out, 0, sizeof *out);
+        ddb_error_clear(&aerr);
+        rc = attempt_once(c, call->operation, body, len, cancel, out, &aerr);
+        bool network = false, throttling = false;
+        if (rc == 0 && out->http.status >= 200 && out->http.status < 300) {
+            out->body = ddb__json_parse(out->http.body, out->http.len, DDB_EPROTOCOL, &aerr);
+            if (!out->body) {
+                rc = DDB_EPROTOCOL;
+            } else {
+                if (retries > 0)
+                    ddb__retry_refund(c->retry, last_cost);
+                else
+                    ddb__retry_success(c->retry, false);
+                break;
+            }
+        } else if (rc == 0) {
+            read_error_body(out);
+            rc = ddb__code_for_aws_type(out->aws_type[0] ? out->aws_type : NULL, (int)out->http.status);
+            if (rc == 0)
+                rc = DDB_ESERVICE;
+            throttling = ddb__retry_is_throttling(out->aws_type[0] ? out->aws_type : NULL);
+        } else if (rc == DDB_ENETWORK || rc == DDB_ETIMEDOUT) {
+            network = true;
+        } else {
+            break; /* cancelled, credentials, memory: not retried */
+        }
+
+        bool retryable = rc != DDB_EPROTOCOL &&
+                         (ddb__retry_is_retryable((int)out->http.status,
+                                                  out->aws_type[0] ? out->aws_type : NULL, network) ||
+                          (strcmp(out->aws_type, "TransactionCanceledException") == 0 &&
+                           tx_conflict_only(out->body)));
+        int64_t delay_ms = 0;
+        if (!retryable || !ddb__retry_next_cost(c->retry, attempt + 1, throttling,
+                                                rc == DDB_ETIMEDOUT, &delay_ms, &last_cost))
+            break;
+        if (ddb__client_log_enabled(c, DDB_LOG_DEBUG)) {
+            char a[16], d[24];
+            snprintf(a, sizeof a, "%d", attempt + 1);
+            snprintf(d, sizeof d, "%lld", (long long)delay_ms);
+            ddb_log_field f[] = {
+                { "operation", call->operation },
+                { "attempt", a },
+                { "delay_ms", d },
+                { "error", out->aws_type[0] ? out->aws_type : ddb_err_name(rc) },
+            };
+            ddb_client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
+        }
+        retries++;
+        int wrc = ddb_clock_sleep(c->clock, delay_ms, cancel);
+        if (wrc != 0) {
+            attempt_cleanup(out);
+            memset(out, 0, sizeof *out);
+            rc = ddb__fail(&aerr, DDB_ECANCELED, "%s was cancelled while waiting to retry",
+                           call->operation);
+            break;
+        }
+    }
+
+    if (retries_out)
+        *retries_out = retries;
+    const char *etype = NULL;
+    if (rc != 0) {
+        if (out->aws_type[0]) {
+            ddb__fail(err, rc, "%s", out->message[0] ? out->message : out->aws_type);
+            if (err) {
+                snprintf(err->aws_type, sizeof err->aws_type, "%s", out->aws_type);
+                err->http_status = (int)out->http.status;
+                snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
+            }
+            etype = out->aws_type;
+        } else {
+            if (err) {
+                *err = aerr;
+                err->code = rc;
+                if (out->http.status) {
+                    err->http_status = (int)out->http.status;
+                    snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
+                    if (!aerr.message[0])
+                        snprintf(err->message, sizeof err->message,
+                                 "%s failed with HTTP status %ld", call->operation, out->http.status);
+                }
+            }
+            etype = ddb_err_name(rc);
+        }
+        if (err)
+            err->retries = retries;
+    }
+    span_finish(c, span, call, start_ns, etype, retries);
+    return rc;
+}
+
+int ddb__client_send(ddb_client *c, const ddb__call *call, json_object *req,
+                     json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
+{
+    *resp = NULL;
+    if (retries)
+        *retries = 0;
+    size_t len;
+    const char *body = json_object_to_json_string_length(
+        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+    if (!body)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    attempt_result r;
+    int rc = send_text(c, call, body, len, cancel, &r, retries, err);
+    *resp = r.body;
+    r.body = NULL;
+    attempt_cleanup(&r);
+    return rc;
+}
+
+int ddb_client_call(ddb_client *c, const char *operation, const char *request_json,
+                    char **response_json, ddb_cancel *cancel, ddb_error *err)
+{
+    ddb__err_reset(err);
+    if (response_json)
+        *response_json = NULL;
+    if (!c || !operation || !request_json || !*operation || strlen(operation) > 64)
+        return ddb__fail(err, DDB_EINVAL, "ddb_client_call needs a client, an operation and a body");
+    ddb__call call = { .operation = operation };
+    attempt_result r;
+    int rc = send_text(c, &call, request_json, strlen(request_json), cancel, &r, NULL, err);
+    if (response_json && r.http.body) {
+        *response_json = r.http.body;
+        r.http.body = NULL;
+    }
+    attempt_cleanup(&r);
+    return ddb__client_done(c, rc);
+}
+
+/* ------------------------------------------------------------------ tables */
+
+ddb_table *ddb_table_open(ddb_client *c, const char *name, const char *pk, const char *sk,
+                          ddb_error *err)
+{
+    ddb__err_reset(err);
+    if (!c || !name || !*name || !pk || !*pk || (sk && !*sk)) {
+        ddb__fail(err, DDB_EINVAL, "a table needs a client, a name and a partition key");
+        return NULL;
+    }
+    size_t nl = strlen(name);
+    if (nl < 3 || nl > 255) {
+        ddb__fail(err, DDB_EINVAL, "the table name '%.255s' must be 3 to 255 characters", name);
+        return NULL;
+    }
+    ddb_table *t = calloc(1, sizeof *t);
+    if (!t || !(t->name = strdup(name)) || !(t->pk = strdup(pk)) || (sk && !(t->sk = strdup(sk)))) {
+        ddb_table_close(t);
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    t->client = c;
+    return t;
+}
+
+void ddb_table_close(ddb_table *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t->pk);
+    free(t->sk);
+    free(t);
+}
+
+const char *ddb_table_name(const ddb_table *t) { return t ? t->name : NULL; }
+const char *ddb_table_pk(const ddb_table *t) { return t ? t->pk : NULL; }
+const char *ddb_table_sk(const ddb_table *t) { return t ? t->sk : NULL; }
+ddb_client *ddb_table_client(const ddb_table *t) { return t ? t->client : NULL; }
+
+/* ------------------------------------------------------------- JSON helpers */
+
+bool ddb__jadd_str(json_object *o, const char *key, const char *s)
+{
+    json_object *v = json_object_new_string(s);
+    if (!v || json_object_object_add(o, key, v) != 0) {
+        json_object_put(v);
+        return false;
+    }
+    return true;
+}
+
+int ddb__jadd_expr(json_object *o, ddb_names names, const ddb_item *values, ddb_error *err)
+{
+    if (names && names[0]) {
+        json_object *n = json_object_new_object();
+        if (!n)
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        for (size_t i = 0; names[i]; i += 2) {
+            if (!names[i + 1]) {
+                json_object_put(n);
+                return ddb__fail(err, DDB_EINVAL, "expression name '%.64s' has no attribute", names[i]);
+            }
+            if (!ddb__jadd_str(n, names[i], names[i + 1])) {
+                json_object_put(n);
+                return ddb__fail(err, DDB_ENOMEM, "out of memory");
+            }
+        }
+        if (json_object_object_add(o, "ExpressionAttributeNames", n) != 0) {
+            json_object_put(n);
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        }
+    }
+    if (values && values->n > 0)
+        return ddb__jadd_item(o, "ExpressionAttributeValues", values, err);
+    return 0;
+}
+
+int ddb__jadd_item(json_object *o, const char *key, const ddb_item *it, ddb_error *err)
+{
+    json_object *j = ddb__item_to_jobj(it);
+    if (!j || json_object_object_add(o, key, j) != 0) {
+        json_object_put(j);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+int ddb__jget_item(json_object *o, const char *key, ddb_item **out, ddb_error *err)
+{
+    json_object *j;
+    *out = NULL;
+    if (!o || !json_object_object_get_ex(o, key, &j) || json_object_is_type(j, json_type_null))
+        return 0;
+    ddb_item *it = ddb__item_from_jobj(j, err);
+    if (!it)
+        return err && err->code ? err->code : DDB_EPROTOCOL;
+    *out = it;
+    return 0;
+}

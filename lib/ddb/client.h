@@ -1,0 +1,102 @@
+/* client.h: the inside of a ddb_client and ddb_table, and the request path that every
+ * operation module (ops.c, pages.c, batch.c, tx.c, admin.c) sends through: client.c
+ * signs, sends over http.c, retries, and reports telemetry. */
+#ifndef DDB_CLIENT_H
+#define DDB_CLIENT_H
+
+#include <stdatomic.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "items.h"
+
+/* ---- HTTP (http.c): a pool of libcurl handles that keep their connections alive */
+typedef struct ddb__http ddb__http;
+
+typedef struct ddb__http_options {
+    const char *url;
+    int64_t connect_timeout_ms;
+    int64_t request_timeout_ms;
+    int max_connections;
+} ddb__http_options;
+
+typedef struct ddb__http_response {
+    long status;                        /* 0 when no answer arrived */
+    char *body;                         /* malloc'd, NUL-terminated */
+    size_t len;
+    char request_id[DDB_REQUEST_ID_MAX];
+} ddb__http_response;
+
+ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err);
+void ddb__http_free(ddb__http *h);
+/* POSTs body with the given header lines ("Name: value"). Returns 0 when an answer of
+ * any status arrived (out filled), or DDB_ECANCELED, DDB_ETIMEDOUT, DDB_ENETWORK,
+ * DDB_ENOMEM with err filled. Any thread. */
+int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
+                   const char *body, size_t len, ddb_cancel *cancel,
+                   ddb__http_response *out, ddb_error *err);
+void ddb__http_response_cleanup(ddb__http_response *r);
+long ddb__http_connections_opened(ddb__http *h);
+
+/* ---- client (client.c) */
+struct ddb_client {
+    char *endpoint;           /* as given or resolved */
+    char *url;                /* endpoint with a path */
+    char *region;
+    char *host_header;        /* host[:port] as in the URL */
+    char *server_address;     /* host alone, for telemetry */
+    int server_port;
+    char *path;               /* the URL's path, "/" by default */
+    ddb_clock *clock;
+    ddb_log_fn log;
+    void *log_arg;
+    int log_level;
+    ddb_telemetry tel;
+    bool has_tel;
+    ddb__cred_provider *creds;
+    ddb__retry_state *retry;
+    int64_t base_delay_ms, max_backoff_ms;
+    ddb__http *http;
+    atomic_uint_fast64_t next_span;
+};
+
+struct ddb_table {
+    ddb_client *client;
+    char *name, *pk, *sk;
+};
+
+/* One DynamoDB call: the operation and, for telemetry, the table it is on (NULL when
+ * several or none; `table_names` then lists them, comma-separated, or NULL). */
+typedef struct ddb__call {
+    const char *operation;
+    const char *table;
+    const char *table_names;
+} ddb__call;
+
+/* Sends a request built as JSON, with retries. On success *resp is the parsed answer
+ * (caller puts). On an error answer, *resp is the parsed error body if there was one.
+ * *retries (may be NULL) receives the retries made. */
+int ddb__client_send(ddb_client *c, const ddb__call *call, json_object *req,
+                     json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err);
+/* Clears err at the start of a public call, so no field of an old error lingers. */
+static inline void ddb__err_reset(ddb_error *err)
+{
+    if (err)
+        ddb_error_clear(err);
+}
+/* Marks the end of a public call for fake-clock settling; returns rc. */
+int ddb__client_done(ddb_client *c, int rc);
+/* A full-jitter delay for the attempt-th round of unprocessed batch items. */
+int64_t ddb__client_backoff_ms(ddb_client *c, int attempt);
+
+/* ---- small JSON helpers used by the operation modules (ops.c) */
+/* Adds key -> a new string; false when out of memory. */
+bool ddb__jadd_str(json_object *o, const char *key, const char *s);
+/* Adds ExpressionAttributeNames from pairs and ExpressionAttributeValues from values. */
+int ddb__jadd_expr(json_object *o, ddb_names names, const ddb_item *values, ddb_error *err);
+/* Adds key -> the item as DynamoDB JSON. */
+int ddb__jadd_item(json_object *o, const char *key, const ddb_item *it, ddb_error *err);
+/* The item under key in o, or NULL (absent); DDB_EPROTOCOL when malformed. */
+int ddb__jget_item(json_object *o, const char *key, ddb_item **out, ddb_error *err);
+
+#endif

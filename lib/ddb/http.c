@@ -1,0 +1,361 @@
+/* http.c: HTTP POSTs over libcurl for the client. A pool of handles, one per request in
+ * flight and reused afterwards, keeps connections alive between requests; each request
+ * runs on its handle's own multi handle, polling the cancel token's fd as well, so a
+ * cancel aborts it within a poll wakeup rather than at curl's next progress tick. */
+#include "client.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+typedef struct slot {
+    CURL *easy;
+    CURLM *multi;
+    struct slot *next;
+    char errbuf[CURL_ERROR_SIZE];
+} slot;
+
+struct ddb__http {
+    char *url;
+    int64_t connect_timeout_ms, request_timeout_ms;
+    int max_slots;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    slot *idle;          /* handles ready for reuse, most recently used first */
+    int n_slots;         /* handles created */
+    atomic_long connects;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err)
+{
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK) {
+        ddb__fail(err, DDB_EIO, "libcurl could not be initialised: %s",
+                  curl_easy_strerror(curl_init_rc));
+        return NULL;
+    }
+    ddb__http *h = calloc(1, sizeof *h);
+    if (!h || !(h->url = strdup(o->url))) {
+        free(h);
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    h->connect_timeout_ms = o->connect_timeout_ms;
+    h->request_timeout_ms = o->request_timeout_ms;
+    h->max_slots = o->max_connections > 0 ? o->max_connections : 32;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    atomic_init(&h->connects, 0);
+    return h;
+}
+
+static void slot_free(slot *s)
+{
+    if (!s)
+        return;
+    if (s->multi)
+        curl_multi_cleanup(s->multi);
+    if (s->easy)
+        curl_easy_cleanup(s->easy);
+    free(s);
+}
+
+void ddb__http_free(ddb__http *h)
+{
+    if (!h)
+        return;
+    slot *s = h->idle;
+    while (s) {
+        slot *next = s->next;
+        slot_free(s);
+        s = next;
+    }
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h->url);
+    free(h);
+}
+
+long ddb__http_connections_opened(ddb__http *h)
+{
+    return h ? atomic_load(&h->connects) : 0;
+}
+
+void ddb__http_response_cleanup(ddb__http_response *r)
+{
+    if (!r)
+        return;
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
+}
+
+typedef struct sink {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+    char *request_id;
+} sink;
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    sink *k = arg;
+    size_t n = size * nmemb;
+    if (k->len + n + 1 > k->cap) {
+        size_t cap = k->cap ? k->cap : 1024;
+        while (cap < k->len + n + 1)
+            cap *= 2;
+        char *nb = realloc(k->buf, cap);
+        if (!nb) {
+            k->oom = true;
+            return 0;
+        }
+        k->buf = nb;
+        k->cap = cap;
+    }
+    memcpy(k->buf + k->len, data, n);
+    k->len += n;
+    k->buf[k->len] = '\0';
+    return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+    sink *k = arg;
+    size_t n = size * nmemb;
+    static const char name[] = "x-amzn-requestid:";
+    size_t nl = sizeof name - 1;
+    if (n > nl && strncasecmp(data, name, nl) == 0) {
+        size_t i = nl, end = n;
+        while (i < end && (data[i] == ' ' || data[i] == '\t'))
+            i++;
+        while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' '))
+            end--;
+        size_t len = end - i;
+        if (len >= DDB_REQUEST_ID_MAX)
+            len = DDB_REQUEST_ID_MAX - 1;
+        memcpy(k->request_id, data + i, len);
+        k->request_id[len] = '\0';
+    }
+    return n;
+}
+
+static slot *slot_new(ddb__http *h)
+{
+    slot *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->easy = curl_easy_init();
+    s->multi = curl_multi_init();
+    if (!s->easy || !s->multi) {
+        slot_free(s);
+        return NULL;
+    }
+    CURL *e = s->easy;
+    curl_easy_setopt(e, CURLOPT_URL, h->url);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->request_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* One connection per handle: the pool is the connection limit. */
+    curl_easy_setopt(e, CURLOPT_MAXCONNECTS, 1L);
+    return s;
+}
+
+/* Takes an idle handle, or makes one, or waits for one while at the limit. */
+static slot *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
+{
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        if (h->idle) {
+            slot *s = h->idle;
+            h->idle = s->next;
+            pthread_mutex_unlock(&h->mu);
+            s->next = NULL;
+            return s;
+        }
+        if (h->n_slots < h->max_slots) {
+            h->n_slots++;
+            pthread_mutex_unlock(&h->mu);
+            slot *s = slot_new(h);
+            if (!s) {
+                pthread_mutex_lock(&h->mu);
+                h->n_slots--;
+                pthread_cond_signal(&h->cv);
+                pthread_mutex_unlock(&h->mu);
+                *rc = DDB_ENOMEM;
+            }
+            return s;
+        }
+        if (cancel && ddb_cancel_is_set(cancel)) {
+            pthread_mutex_unlock(&h->mu);
+            *rc = DDB_ECANCELED;
+            return NULL;
+        }
+        /* Wake now and then to notice a cancel while every connection is busy. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+    }
+}
+
+static void slot_give(ddb__http *h, slot *s, bool broken)
+{
+    if (broken) {
+        slot_free(s);
+        pthread_mutex_lock(&h->mu);
+        h->n_slots--;
+    } else {
+        pthread_mutex_lock(&h->mu);
+        s->next = h->idle;
+        h->idle = s;
+    }
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int code_for_curl(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_OPERATION_TIMEDOUT:
+        return DDB_ETIMEDOUT;
+    case CURLE_OUT_OF_MEMORY:
+        return DDB_ENOMEM;
+    default:
+        return DDB_ENETWORK;
+    }
+}
+
+int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
+                   const char *body, size_t len, ddb_cancel *cancel,
+                   ddb__http_response *out, ddb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (cancel && ddb_cancel_is_set(cancel))
+        return ddb__fail(err, DDB_ECANCELED, "the request was cancelled before it was sent");
+
+    int rc = 0;
+    slot *s = slot_take(h, cancel, &rc);
+    if (!s) {
+        if (rc == DDB_ECANCELED)
+            return ddb__fail(err, rc, "the request was cancelled while waiting for a connection");
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+
+    /* The header list lives on the stack: curl reads it during the transfer only. */
+    struct curl_slist nodes[16];
+    if (n_headers > 16)
+        n_headers = 16;
+    for (size_t i = 0; i < n_headers; i++) {
+        nodes[i].data = (char *)(uintptr_t)headers[i];
+        nodes[i].next = i + 1 < n_headers ? &nodes[i + 1] : NULL;
+    }
+
+    sink k = { .request_id = out->request_id };
+    CURL *e = s->easy;
+    s->errbuf[0] = '\0';
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, n_headers ? nodes : NULL);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
+
+    CURLcode cc = CURLE_OK;
+    bool canceled = false, broken = false;
+    if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
+        slot_give(h, s, true);
+        return ddb__fail(err, DDB_ENOMEM, "could not start the request");
+    }
+    int fd = cancel ? ddb_cancel_fd(cancel) : -1;
+    for (;;) {
+        int running = 0;
+        CURLMcode mc = curl_multi_perform(s->multi, &running);
+        if (mc != CURLM_OK) {
+            cc = CURLE_OUT_OF_MEMORY;
+            broken = true;
+            break;
+        }
+        if (!running) {
+            int left;
+            CURLMsg *m;
+            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
+                if (m->msg == CURLMSG_DONE)
+                    cc = m->data.result;
+            break;
+        }
+        if (cancel && ddb_cancel_is_set(cancel)) {
+            canceled = true;
+            break;
+        }
+        struct curl_waitfd wfd = { .fd = fd, .events = CURL_WAIT_POLLIN };
+        bool use_fd = fd >= 0;
+        /* Without a cancel fd, poll briefly so a set token is still seen soon. */
+        int timeout_ms = cancel && !use_fd ? 5 : 1000;
+        mc = curl_multi_poll(s->multi, use_fd ? &wfd : NULL, use_fd ? 1 : 0, timeout_ms, NULL);
+        if (mc != CURLM_OK) {
+            cc = CURLE_OUT_OF_MEMORY;
+            broken = true;
+            break;
+        }
+    }
+    curl_multi_remove_handle(s->multi, e);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+
+    long connects = 0;
+    if (curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
+        atomic_fetch_add(&h->connects, connects);
+
+    if (canceled) {
+        /* Removing a handle mid-transfer closes its connection; the handle stays good. */
+        slot_give(h, s, false);
+        free(k.buf);
+        return ddb__fail(err, DDB_ECANCELED, "the request was cancelled in flight");
+    }
+    if (k.oom) {
+        slot_give(h, s, false);
+        free(k.buf);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory reading the answer");
+    }
+    if (cc != CURLE_OK) {
+        int code = code_for_curl(cc);
+        ddb__fail(err, code, "%s", s->errbuf[0] ? s->errbuf : curl_easy_strerror(cc));
+        slot_give(h, s, broken);
+        free(k.buf);
+        return code;
+    }
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    slot_give(h, s, false);
+    if (!k.buf) {
+        k.buf = calloc(1, 1);
+        if (!k.buf)
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    out->status = status;
+    out->body = k.buf;
+    out->len = k.len;
+    return 0;
+}

@@ -1,0 +1,450 @@
+/* json.c: DynamoDB JSON ({"pk":{"S":"a"}}) to and from items, over json-c. Numbers stay
+ * decimal text (checked with common/decimal.h), binary values travel as base64. Input
+ * from the network or the caller is checked shape by shape: bad input is an error,
+ * never a crash. */
+#include "items.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ----------------------------------------------------------------- base64 */
+
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *ddb__base64_encode(const void *data, size_t len, size_t *out_len)
+{
+    const unsigned char *in = data;
+    size_t n = 4 * ((len + 2) / 3);
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0, i = 0;
+    for (; i + 2 < len; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = b64_alphabet[v >> 18 & 63];
+        out[o++] = b64_alphabet[v >> 12 & 63];
+        out[o++] = b64_alphabet[v >> 6 & 63];
+        out[o++] = b64_alphabet[v & 63];
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)in[i + 1] << 8;
+        out[o++] = b64_alphabet[v >> 18 & 63];
+        out[o++] = b64_alphabet[v >> 12 & 63];
+        out[o++] = i + 1 < len ? b64_alphabet[v >> 6 & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    if (out_len)
+        *out_len = o;
+    return out;
+}
+
+static int b64_index(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+unsigned char *ddb__base64_decode(const char *text, size_t len, size_t *out_len)
+{
+    if (len % 4 != 0)
+        return NULL;
+    size_t pad = 0;
+    if (len >= 1 && text[len - 1] == '=')
+        pad++;
+    if (len >= 2 && text[len - 2] == '=')
+        pad++;
+    size_t n = len / 4 * 3 - pad;
+    unsigned char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int q[4];
+        for (int k = 0; k < 4; k++) {
+            unsigned char c = (unsigned char)text[i + k];
+            bool pad_ok = (c == '=') && i + 4 == len && (k == 3 || (k == 2 && text[i + 3] == '='));
+            q[k] = pad_ok ? 0 : b64_index(c);
+            if (q[k] < 0) {
+                free(out);
+                return NULL;
+            }
+        }
+        uint32_t v = (uint32_t)q[0] << 18 | (uint32_t)q[1] << 12 | (uint32_t)q[2] << 6 | (uint32_t)q[3];
+        unsigned char bytes[3] = { (unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v };
+        for (int k = 0; k < 3 && o < n; k++)
+            out[o++] = bytes[k];
+    }
+    out[n] = '\0';
+    *out_len = n;
+    return out;
+}
+
+/* ------------------------------------------------------------ to DynamoDB JSON */
+
+static json_object *buf_string(const ddb_value *v)
+{
+    if (v->type == DDB_B) {
+        size_t n;
+        char *enc = ddb__base64_encode(v->u.buf.p, v->u.buf.len, &n);
+        if (!enc)
+            return NULL;
+        json_object *s = json_object_new_string_len(enc, (int)n);
+        free(enc);
+        return s;
+    }
+    return json_object_new_string_len(v->u.buf.p, (int)v->u.buf.len);
+}
+
+static const char *type_tag(ddb_type t)
+{
+    switch (t) {
+    case DDB_S: return "S";
+    case DDB_N: return "N";
+    case DDB_B: return "B";
+    case DDB_BOOL: return "BOOL";
+    case DDB_NULL: return "NULL";
+    case DDB_L: return "L";
+    case DDB_M: return "M";
+    case DDB_SS: return "SS";
+    case DDB_NS: return "NS";
+    case DDB_BS: return "BS";
+    }
+    return NULL;
+}
+
+json_object *ddb__value_to_jobj(const ddb_value *v)
+{
+    if (!v || !type_tag(v->type))
+        return NULL;
+    json_object *inner = NULL;
+    switch (v->type) {
+    case DDB_S:
+    case DDB_N:
+    case DDB_B:
+        inner = buf_string(v);
+        break;
+    case DDB_BOOL:
+        inner = json_object_new_boolean(v->u.b);
+        break;
+    case DDB_NULL:
+        inner = json_object_new_boolean(1);
+        break;
+    case DDB_M:
+        inner = ddb__item_to_jobj(v->u.m);
+        break;
+    case DDB_L:
+    case DDB_SS:
+    case DDB_NS:
+    case DDB_BS:
+        inner = json_object_new_array_ext((int)v->u.list.n);
+        if (!inner)
+            break;
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            const ddb_value *e = v->u.list.v[i];
+            json_object *je = v->type == DDB_L ? ddb__value_to_jobj(e) : buf_string(e);
+            if (!je || json_object_array_add(inner, je) != 0) {
+                json_object_put(je);
+                json_object_put(inner);
+                return NULL;
+            }
+        }
+        break;
+    }
+    if (!inner)
+        return NULL;
+    json_object *o = json_object_new_object();
+    if (!o || json_object_object_add(o, type_tag(v->type), inner) != 0) {
+        json_object_put(inner);
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_object *ddb__item_to_jobj(const ddb_item *it)
+{
+    if (!it)
+        return NULL;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < it->n; i++) {
+        json_object *jv = ddb__value_to_jobj(it->attrs[i].value);
+        if (!jv || json_object_object_add(o, it->attrs[i].name, jv) != 0) {
+            json_object_put(jv);
+            json_object_put(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static char *jobj_text(json_object *o)
+{
+    if (!o)
+        return NULL;
+    size_t len;
+    const char *s = json_object_to_json_string_length(
+        o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+    char *r = s ? strndup(s, len) : NULL;
+    json_object_put(o);
+    return r;
+}
+
+char *ddb_item_to_json(const ddb_item *it)
+{
+    return jobj_text(ddb__item_to_jobj(it));
+}
+
+char *ddb_value_to_json(const ddb_value *v)
+{
+    return jobj_text(ddb__value_to_jobj(v));
+}
+
+/* ---------------------------------------------------------- from DynamoDB JSON */
+
+static ddb_value *value_from(json_object *o, int code, int depth, ddb_error *err);
+static ddb_item *item_from(json_object *o, int code, int depth, ddb_error *err);
+
+/* DynamoDB nests documents at most 32 levels; json-c stops deeper input anyway. */
+#define MAX_DEPTH 64
+
+static ddb_value *scalar_from(ddb_type t, json_object *s, int code, ddb_error *err)
+{
+    if (!json_object_is_type(s, json_type_string)) {
+        ddb__fail(err, code, "a %s value must be a JSON string", type_tag(t));
+        return NULL;
+    }
+    const char *p = json_object_get_string(s);
+    size_t len = (size_t)json_object_get_string_len(s);
+    if (t == DDB_S)
+        return ddb_value_s_len(p, len);
+    if (t == DDB_N) {
+        if (!ddb__number_valid(p, len)) {
+            ddb__fail(err, code, "'%.64s' is not a valid DynamoDB number", p);
+            return NULL;
+        }
+        return ddb_value_n(p);
+    }
+    size_t n;
+    unsigned char *bytes = ddb__base64_decode(p, len, &n);
+    if (!bytes) {
+        ddb__fail(err, code, "a B value is not valid base64");
+        return NULL;
+    }
+    ddb_value *v = ddb_value_b(bytes, n);
+    free(bytes);
+    return v;
+}
+
+static ddb_value *value_from(json_object *o, int code, int depth, ddb_error *err)
+{
+    if (depth > MAX_DEPTH) {
+        ddb__fail(err, code, "the value is nested too deeply");
+        return NULL;
+    }
+    if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 1) {
+        ddb__fail(err, code, "an attribute value must be an object with one type key");
+        return NULL;
+    }
+    struct json_object_iterator it = json_object_iter_begin(o);
+    const char *tag = json_object_iter_peek_name(&it);
+    json_object *inner = json_object_iter_peek_value(&it);
+    ddb_value *v = NULL;
+
+    if (strcmp(tag, "S") == 0 || strcmp(tag, "N") == 0 || strcmp(tag, "B") == 0) {
+        ddb_type t = tag[0] == 'S' ? DDB_S : tag[0] == 'N' ? DDB_N : DDB_B;
+        v = scalar_from(t, inner, code, err);
+        if (!v && err && err->code == 0)
+            ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return v;
+    }
+    if (strcmp(tag, "BOOL") == 0 || strcmp(tag, "NULL") == 0) {
+        if (!json_object_is_type(inner, json_type_boolean)) {
+            ddb__fail(err, code, "a %s value must be a JSON boolean", tag);
+            return NULL;
+        }
+        if (tag[0] == 'N' && !json_object_get_boolean(inner)) {
+            ddb__fail(err, code, "a NULL value must be true");
+            return NULL;
+        }
+        v = tag[0] == 'B' ? ddb_value_bool(json_object_get_boolean(inner)) : ddb_value_null();
+        if (!v)
+            ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return v;
+    }
+    if (strcmp(tag, "M") == 0) {
+        ddb_item *m = item_from(inner, code, depth + 1, err);
+        if (!m)
+            return NULL;
+        v = calloc(1, sizeof *v);
+        if (!v) {
+            ddb_item_free(m);
+            ddb__fail(err, DDB_ENOMEM, "out of memory");
+            return NULL;
+        }
+        v->type = DDB_M;
+        v->u.m = m;
+        return v;
+    }
+    ddb_type lt = strcmp(tag, "L") == 0    ? DDB_L
+                  : strcmp(tag, "SS") == 0 ? DDB_SS
+                  : strcmp(tag, "NS") == 0 ? DDB_NS
+                  : strcmp(tag, "BS") == 0 ? DDB_BS
+                                           : (ddb_type)0;
+    if (!lt) {
+        ddb__fail(err, code, "unknown attribute type '%.32s'", tag);
+        return NULL;
+    }
+    if (!json_object_is_type(inner, json_type_array)) {
+        ddb__fail(err, code, "a %s value must be a JSON array", tag);
+        return NULL;
+    }
+    v = lt == DDB_L ? ddb_value_l() : lt == DDB_SS ? ddb_value_ss() : lt == DDB_NS ? ddb_value_ns() : ddb_value_bs();
+    if (!v) {
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    size_t n = json_object_array_length(inner);
+    for (size_t i = 0; i < n; i++) {
+        json_object *je = json_object_array_get_idx(inner, i);
+        ddb_value *e;
+        if (lt == DDB_L)
+            e = value_from(je, code, depth + 1, err);
+        else
+            e = scalar_from(lt == DDB_SS ? DDB_S : lt == DDB_NS ? DDB_N : DDB_B, je, code, err);
+        if (!e) {
+            if (err && err->code == 0)
+                ddb__fail(err, DDB_ENOMEM, "out of memory");
+            ddb_value_free(v);
+            return NULL;
+        }
+        /* Elements are appended as they come: a set from DynamoDB has no duplicates. */
+        if (v->u.list.n == v->u.list.cap) {
+            size_t cap = v->u.list.cap ? v->u.list.cap * 2 : 4;
+            ddb_value **nv = realloc(v->u.list.v, cap * sizeof *nv);
+            if (!nv) {
+                ddb_value_free(e);
+                ddb_value_free(v);
+                ddb__fail(err, DDB_ENOMEM, "out of memory");
+                return NULL;
+            }
+            v->u.list.v = nv;
+            v->u.list.cap = cap;
+        }
+        v->u.list.v[v->u.list.n++] = e;
+    }
+    return v;
+}
+
+static ddb_item *item_from(json_object *o, int code, int depth, ddb_error *err)
+{
+    if (!json_object_is_type(o, json_type_object)) {
+        ddb__fail(err, code, "an item must be a JSON object");
+        return NULL;
+    }
+    ddb_item *it = ddb_item_new();
+    if (!it) {
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    json_object_object_foreach(o, key, val) {
+        ddb_value *v = value_from(val, code, depth, err);
+        if (!v) {
+            ddb_item_free(it);
+            return NULL;
+        }
+        int rc = ddb_item_set(it, key, v);
+        if (rc != 0) {
+            ddb__fail(err, rc, "out of memory");
+            ddb_item_free(it);
+            return NULL;
+        }
+    }
+    return it;
+}
+
+ddb_value *ddb__value_from_jobj(json_object *o, ddb_error *err)
+{
+    if (err)
+        err->code = 0;
+    return value_from(o, DDB_EPROTOCOL, 0, err);
+}
+
+ddb_item *ddb__item_from_jobj(json_object *o, ddb_error *err)
+{
+    if (err)
+        err->code = 0;
+    return item_from(o, DDB_EPROTOCOL, 0, err);
+}
+
+json_object *ddb__json_parse(const char *text, size_t len, int bad_code, ddb_error *err)
+{
+    if (!text || len == 0 || len > INT32_MAX) {
+        ddb__fail(err, bad_code, "empty or oversized JSON text");
+        return NULL;
+    }
+    json_tokener *tok = json_tokener_new();
+    if (!tok) {
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (!o || jerr != json_tokener_success) {
+        json_object_put(o);
+        ddb__fail(err, bad_code, "malformed JSON (%s)",
+                  jerr == json_tokener_continue ? "unexpected end" : json_tokener_error_desc(jerr));
+        return NULL;
+    }
+    while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' || text[end] == '\t'))
+        end++;
+    if (end != len) {
+        json_object_put(o);
+        ddb__fail(err, bad_code, "malformed JSON (text after the document)");
+        return NULL;
+    }
+    return o;
+}
+
+ddb_item *ddb_item_from_json(const char *json, size_t len, ddb_error *err)
+{
+    if (err)
+        err->code = 0;
+    json_object *o = ddb__json_parse(json, len, DDB_EINVAL, err);
+    if (!o)
+        return NULL;
+    ddb_item *it = item_from(o, DDB_EINVAL, 0, err);
+    json_object_put(o);
+    return it;
+}
+
+ddb_value *ddb_value_from_json(const char *json, size_t len, ddb_error *err)
+{
+    if (err)
+        err->code = 0;
+    json_object *o = ddb__json_parse(json, len, DDB_EINVAL, err);
+    if (!o)
+        return NULL;
+    ddb_value *v = value_from(o, DDB_EINVAL, 0, err);
+    json_object_put(o);
+    return v;
+}

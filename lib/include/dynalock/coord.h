@@ -1,0 +1,112 @@
+/* coord.h: libddb_coord, leases on named locks with fencing tokens, and leader
+ * election, on a DynamoDB table (see docs/coordination.md).
+ *
+ * The ownership, error and thread rules of ddb.h hold here. A lease's heartbeat runs on
+ * the client's scheduler thread; every other callback runs on the thread that called.
+ */
+#ifndef DYNALOCK_COORD_H
+#define DYNALOCK_COORD_H
+
+#include <dynalock/ddb.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bounds of a lease's duration. */
+#define DDB_LEASE_MIN_MS 1000LL
+#define DDB_LEASE_MAX_MS 86400000LL
+/* Time-to-live retention: at least a day, 30 days by default. */
+#define DDB_LOCK_TTL_RETENTION_MIN_MS 86400000LL
+#define DDB_LOCK_TTL_RETENTION_DEFAULT_MS (30LL * 86400000LL)
+#define DDB_HOLDER_LABEL_MAX 256
+
+typedef struct ddb_lock_table ddb_lock_table;
+typedef struct ddb_lease ddb_lease;
+
+typedef struct ddb_lock_table_options {
+    const char *holder_label;      /* 1..256 characters, written as `holder`; NULL none */
+    const char *ttl_attribute;     /* written on every write of a lock; NULL none */
+    int64_t ttl_retention_ms;      /* 0 = 30 days; at least one day */
+} ddb_lock_table_options;
+
+/* A lock table over `table`, whose key attributes must be strings. Takes the clock,
+ * logger, retries and telemetry of the table's client. No I/O. Hold one per table per
+ * process: it remembers the holders it has seen. The table must outlive it. */
+DDB_API ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_options *o,
+                                           ddb_error *err);
+/* Frees it. Every lease of it must have been released first (DDB_ESTATE otherwise is
+ * not reported: leases still held are released here). */
+DDB_API void ddb_lock_table_free(ddb_lock_table *locks);
+DDB_API ddb_table *ddb_lock_table_table(const ddb_lock_table *locks);
+
+/* Tries once: *out is the lease, or NULL when another holder has the lock. Never waits.
+ * Takes over a crashed holder's lock only once this lock table has seen the holder
+ * unchanged for a whole lease, over several calls. Any thread. */
+DDB_API int ddb_lock_try_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                                 ddb_cancel *cancel, ddb_lease **out, ddb_error *err);
+/* Waits until it has the lock or `stop` is set (DDB_ECANCELED). Polls every third of the
+ * holder's lease, at most every 10 s, sooner if the lease runs out first, and takes over
+ * a lock whose record version stayed the same for a whole lease. Any thread. */
+DDB_API int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                             ddb_cancel *stop, ddb_lease **out, ddb_error *err);
+
+/* Releases the lock (one conditional UpdateItem; a failure is logged, event 43, never
+ * returned) and frees the lease. Sets ddb_lease_ended. The lease's owning thread. */
+DDB_API void ddb_lease_release(ddb_lease *lease);
+/* Borrowed: a token set once the lease is no longer held (lost or released). */
+DDB_API ddb_cancel *ddb_lease_ended(ddb_lease *lease);
+/* Renews at once. 0 with *held true, 0 with *held false if the lease has ended, or an
+ * error (the lease is left to its heartbeat). */
+DDB_API int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error *err);
+DDB_API int64_t ddb_lease_fencing_token(const ddb_lease *lease);
+DDB_API const char *ddb_lease_name(const ddb_lease *lease);   /* borrowed */
+DDB_API const char *ddb_lease_owner(const ddb_lease *lease);  /* borrowed */
+DDB_API int64_t ddb_lease_duration_ms(const ddb_lease *lease);
+DDB_API bool ddb_lease_takeover(const ddb_lease *lease);      /* taken over from a holder */
+DDB_API ddb_lock_table *ddb_lease_lock_table(const ddb_lease *lease);
+
+typedef enum ddb_loss_reason {
+    DDB_LOSS_NONE = 0,         /* held, or released */
+    DDB_LOSS_TAKEN_OVER,       /* another owner is in the item */
+    DDB_LOSS_DELETED,          /* the item was deleted */
+    DDB_LOSS_EXPIRED,          /* ran out on the monotonic clock without a renewal */
+    DDB_LOSS_TABLE_NOT_FOUND,  /* ResourceNotFoundException */
+} ddb_loss_reason;
+DDB_API ddb_loss_reason ddb_lease_loss_reason(const ddb_lease *lease);
+/* "taken_over", "deleted", "expired", "table_not_found", "none". */
+DDB_API const char *ddb_loss_reason_name(ddb_loss_reason r);
+
+/* The work of a leader: runs on the calling thread of ddb_lock_run_as_leader. `stop` is
+ * set when the caller's stop is set or the lease is lost. A non-zero return is a fault
+ * of the work (it "threw"); describe it in err. */
+typedef int (*ddb_leader_fn)(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_error *err);
+
+/* Contends for the lock until the work ends or `stop` is set. Returns:
+ *  0 -- the work returned 0 on its own; the lease was released;
+ *  DDB_EWORK -- the work failed on its own; the lease was released; err is the work's;
+ *  DDB_ECANCELED -- stop was set; the lease was released, whatever the work returned;
+ *  another DDB_E* -- an error of the election (not transient), in err.
+ * A lost lease makes it wait for the work and contend again. */
+DDB_API int ddb_lock_run_as_leader(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                                   ddb_leader_fn work, void *arg, ddb_cancel *stop,
+                                   ddb_error *err);
+
+/* The lease of the term that the calling thread runs in, or NULL. Thread-local: a thread
+ * the work starts does not inherit it; hand it on with ddb_lease_set_current. */
+DDB_API ddb_lease *ddb_lease_current(void);
+/* Makes lease current on the calling thread (NULL clears it); returns the previous. */
+DDB_API ddb_lease *ddb_lease_set_current(ddb_lease *lease);
+
+/* Fencing in a transaction: a ConditionCheck that the lock item still has this lease's
+ * owner and fencing token. marker (may be NULL) identifies the check. */
+DDB_API int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker);
+/* The same for ddb_lease_current(). Without a current lease: DDB_ESTATE with "No lease is
+ * current; pass the lease, or start this work inside ddb_lock_run_as_leader", and the
+ * transaction then fails its send with the same error. */
+DDB_API int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,15 @@
+/* Symbol export for the dynalock libraries. Everything is built with
+ * -fvisibility=hidden; only functions marked DDB_API (libddb, libddb_coord,
+ * libddb_testing) or FAKEDB_API (libfakedb) are visible outside the library. */
+#ifndef DYNALOCK_EXPORT_H
+#define DYNALOCK_EXPORT_H
+
+#if defined(__GNUC__)
+#define DDB_API __attribute__((visibility("default")))
+#define FAKEDB_API __attribute__((visibility("default")))
+#else
+#define DDB_API
+#define FAKEDB_API
+#endif
+
+#endif

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dynalock needs to build and test, when any is missing.
+# Usage: scripts/deps.sh [--test]   (--test adds what the test suite's peers need)
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev
+      libmicrohttpd-dev libsqlite3-dev check curl)
+if [ "${1:-}" = "--test" ]; then
+  pkgs+=(clang libclang-rt-14-dev valgrind python3 python3-boto3 nodejs npm)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# A node or npm outside Debian's packages (e.g. from nodesource) counts as present.
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+filtered=()
+for p in "${missing[@]}"; do [ -n "$p" ] && filtered+=("$p"); done
+if [ "${#filtered[@]}" -gt 0 ]; then
+  echo "deps: installing ${filtered[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${filtered[@]}" >/dev/null
+fi

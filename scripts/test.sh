@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs missing packages, builds, and runs every test under
+# ctest (unit, end to end over HTTP against the in-process fake server, the installed
+# package consumer, and the real-client and DynamoDB Local checks when their peers are
+# available).
+#   scripts/test.sh                          the normal build (build/)
+#   scripts/test.sh --sanitize address,undefined   ASan+UBSan build (build-asan/)
+#   scripts/test.sh --sanitize thread        TSan build (build-tsan/)
+#   Extra arguments after -- go to ctest (e.g. -- -R coord).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=""
+ctest_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sanitize) sanitize="$2"; shift 2 ;;
+    --) shift; ctest_args=("$@"); break ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$1'" >&2; exit 64 ;;
+  esac
+done
+"$root/scripts/deps.sh" --test
+build=$root/build
+cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+case "$sanitize" in
+  "") ;;
+  thread) build=$root/build-tsan; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE=thread -DDYNALOCK_BUILD_BENCH=OFF) ;;
+  *) build=$root/build-asan; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE="$sanitize" -DDYNALOCK_BUILD_BENCH=OFF) ;;
+esac
+"$root/scripts/peers.sh" || echo "test.sh: test peers unavailable; their tests will be skipped" >&2
+cmake -S "$root" -B "$build" "${cfg[@]}" >/dev/null
+cmake --build "$build" -j"$(nproc)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+cd "$build"
+ctest --output-on-failure -j"$(nproc)" "${ctest_args[@]}"

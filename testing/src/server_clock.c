@@ -1,0 +1,197 @@
+/* server_clock.c: a ddb_clock that follows a fake server's clock over HTTP, so that
+ * several processes talking to one `fakedb --clock fake` share time: a lease measured
+ * by one and a takeover measured by another move together when the test advances the
+ * server's clock, and nobody sleeps for a lease. */
+#include <dynalock/testing.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* A long poll asks the server to answer within this much real time, so that a wait
+ * notices a cancel or a server that went away. */
+#define LONG_POLL_MS 1000
+/* Pause before asking again when the server did not answer at all. */
+#define RETRY_PAUSE_MS 100
+
+typedef struct server_clock {
+    char *endpoint;
+    pthread_mutex_t lock; /* guards now_handle */
+    CURL *now_handle;     /* reused for "now", so reads keep their connection */
+} server_clock;
+
+typedef struct body {
+    char data[512];
+    size_t len;
+} body;
+
+static size_t collect(char *ptr, size_t size, size_t n, void *arg)
+{
+    body *b = arg;
+    size_t len = size * n;
+    size_t room = sizeof b->data - 1 - b->len;
+    size_t take = len < room ? len : room;
+    memcpy(b->data + b->len, ptr, take);
+    b->len += take;
+    b->data[b->len] = '\0';
+    return len;
+}
+
+static int abort_on_cancel(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+                           curl_off_t un)
+{
+    return ddb_cancel_is_set(arg) ? 1 : 0;
+}
+
+/* GETs url; fills b. 0 on a 200 answer, -1 otherwise. */
+static int http_get(CURL *h, const char *url, body *b, ddb_cancel *cancel, long timeout_ms)
+{
+    b->len = 0;
+    b->data[0] = '\0';
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+    if (cancel) {
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, abort_on_cancel);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, cancel);
+    } else {
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 1L);
+    }
+    if (curl_easy_perform(h) != CURLE_OK)
+        return -1;
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    return status == 200 ? 0 : -1;
+}
+
+static int64_t field_i64(const body *b, const char *name, int64_t fallback)
+{
+    json_object *o = json_tokener_parse(b->data);
+    json_object *v = NULL;
+    int64_t out = fallback;
+    if (o && json_object_object_get_ex(o, name, &v))
+        out = json_object_get_int64(v);
+    json_object_put(o);
+    return out;
+}
+
+static bool field_bool(const body *b, const char *name)
+{
+    json_object *o = json_tokener_parse(b->data);
+    json_object *v = NULL;
+    bool out = o && json_object_object_get_ex(o, name, &v) && json_object_get_boolean(v);
+    json_object_put(o);
+    return out;
+}
+
+static void server_now(void *arg, int64_t *mono_ns, int64_t *wall_ms)
+{
+    server_clock *sc = arg;
+    char url[1024];
+    snprintf(url, sizeof url, "%s/fake/clock", sc->endpoint);
+    body b;
+    int64_t now_ms = -1;
+    pthread_mutex_lock(&sc->lock);
+    if (http_get(sc->now_handle, url, &b, NULL, 5000) == 0)
+        now_ms = field_i64(&b, "now_ms", -1);
+    pthread_mutex_unlock(&sc->lock);
+    if (now_ms < 0) {
+        /* The server is gone: fall back to the system's time rather than stop time. */
+        now_ms = ddb_clock_wall_ms(ddb_clock_system());
+    }
+    *mono_ns = now_ms * 1000000;
+    *wall_ms = now_ms;
+}
+
+static int server_wait(void *arg, int64_t deadline_mono_ns, ddb_cancel *cancel)
+{
+    server_clock *sc = arg;
+    int64_t until_ms = (deadline_mono_ns + 999999) / 1000000;
+    char url[1024];
+    snprintf(url, sizeof url, "%s/fake/clock/wait?until_ms=%lld&timeout_ms=%d", sc->endpoint,
+             (long long)until_ms, LONG_POLL_MS);
+    CURL *h = curl_easy_init();
+    if (!h)
+        return DDB_ENOMEM;
+    int rc = 0;
+    for (;;) {
+        if (cancel && ddb_cancel_is_set(cancel)) {
+            rc = DDB_ECANCELED;
+            break;
+        }
+        body b;
+        if (http_get(h, url, &b, cancel, LONG_POLL_MS + 5000) == 0) {
+            if (field_bool(&b, "reached"))
+                break;
+            continue;
+        }
+        /* No answer: the server is restarting or gone. Try again after a pause. */
+        if (cancel) {
+            if (ddb_cancel_wait(cancel, RETRY_PAUSE_MS) == 0) {
+                rc = DDB_ECANCELED;
+                break;
+            }
+        } else {
+            nanosleep(&(struct timespec){.tv_nsec = RETRY_PAUSE_MS * 1000000L}, NULL);
+        }
+    }
+    curl_easy_cleanup(h);
+    return rc;
+}
+
+static void server_free(void *arg)
+{
+    server_clock *sc = arg;
+    curl_easy_cleanup(sc->now_handle);
+    pthread_mutex_destroy(&sc->lock);
+    free(sc->endpoint);
+    free(sc);
+}
+
+ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
+{
+    if (!endpoint || strncmp(endpoint, "http", 4) != 0) {
+        ddb__fail(err, DDB_EINVAL, "the server clock needs the fake server's http endpoint");
+        return NULL;
+    }
+    server_clock *sc = calloc(1, sizeof *sc);
+    if (!sc || !(sc->endpoint = strdup(endpoint)) || !(sc->now_handle = curl_easy_init())) {
+        if (sc) {
+            free(sc->endpoint);
+            free(sc);
+        }
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    size_t len = strlen(sc->endpoint);
+    while (len > 0 && sc->endpoint[len - 1] == '/')
+        sc->endpoint[--len] = '\0';
+    pthread_mutex_init(&sc->lock, NULL);
+    /* Check once that the server answers and that its clock can be read. */
+    char url[1024];
+    snprintf(url, sizeof url, "%s/fake/clock", sc->endpoint);
+    body b;
+    if (http_get(sc->now_handle, url, &b, NULL, 5000) != 0 || field_i64(&b, "now_ms", -1) < 0) {
+        ddb__fail(err, DDB_ENETWORK, "no fake server clock answers at %s/fake/clock", sc->endpoint);
+        server_free(sc);
+        return NULL;
+    }
+    ddb_clock *c = ddb_clock_new_custom(
+        &(ddb_clock_ops){.now_fn = server_now, .wait_fn = server_wait, .free_fn = server_free},
+        sc);
+    if (!c) {
+        server_free(sc);
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    return c;
+}

@@ -1,0 +1,621 @@
+/* test_transport.c: what lies under every operation, over HTTP against fakedb: retries
+ * of throttling, server errors, lost responses and refused connections; cancellation
+ * during a backoff and during a request; timeouts; keep-alive reuse; eight threads on
+ * one client; signing checked by a verifying server; telemetry; configuration. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_util.h"
+
+static int64_t real_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static ddb_client *client;
+static ddb_table *tab;
+
+static void open_client(const ddb_client_options *o)
+{
+    client = dl_fixture_client(&dl_fx, o);
+    ck_assert_ptr_nonnull(client);
+    ddb_error err;
+    tab = ddb_table_open(client, "Tab", "pk", "sk", &err);
+    ck_assert_ptr_nonnull(tab);
+}
+
+static void setup(void)
+{
+    dl_fixture_setup();
+    ck_assert_int_eq(dl_fixture_create_table(&dl_fx, "Tab", "pk", "sk"), 0);
+    open_client(&(ddb_client_options){ .retry.base_delay_ms = 1 });
+}
+
+static void setup_fake(void)
+{
+    dl_fixture_setup_fake_clock();
+    ck_assert_int_eq(dl_fixture_create_table(&dl_fx, "Tab", "pk", "sk"), 0);
+    open_client(NULL);
+}
+
+static void teardown(void)
+{
+    ddb_table_close(tab);
+    tab = NULL;
+    ddb_client_free(client);
+    client = NULL;
+    dl_fixture_teardown();
+}
+
+static int put_simple(ddb_table *t, const char *pk, ddb_result *res, ddb_cancel *cancel, ddb_error *err)
+{
+    ddb_item *it = key2(pk, "s");
+    int rc = ddb_put_item(t, it, &(ddb_write_options){ .cancel = cancel }, res, err);
+    ddb_item_free(it);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ retries */
+
+START_TEST(throttled_twice_then_success)
+{
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_ERROR,
+        .operation = "PutItem", .count = 2 }), 0);
+    ddb_result res = { 0 };
+    ddb_error err;
+    ck_assert_int_eq(put_simple(tab, "a", &res, NULL, &err), 0);
+    ck_assert_int_eq(res.retries, 2);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 3);
+}
+END_TEST
+
+START_TEST(throttling_outlasts_retries)
+{
+    long id = fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_ERROR,
+        .operation = "PutItem", .count = 0 });
+    ddb_result res = { 0 };
+    ddb_error err;
+    ck_assert_int_eq(put_simple(tab, "a", &res, NULL, &err), DDB_ETHROTTLED);
+    ck_assert_str_eq(err.aws_type, "ProvisionedThroughputExceededException");
+    ck_assert_int_eq(err.http_status, 400);
+    ck_assert_int_eq(err.retries, 2);
+    ck_assert_int_eq(res.retries, 2);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 3);
+
+    /* One attempt only. */
+    ddb_client *once = dl_fixture_client(&dl_fx, &(ddb_client_options){ .retry.max_attempts = DDB_NO_RETRIES });
+    ddb_table *t1 = ddb_table_open(once, "Tab", "pk", "sk", &err);
+    ck_assert_int_eq(put_simple(t1, "a", &res, NULL, &err), DDB_ETHROTTLED);
+    ck_assert_int_eq(err.retries, 0);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 4);
+    ddb_table_close(t1);
+    ddb_client_free(once);
+    fakedb_fault_remove(dl_fx.db, id);
+    ck_assert_int_eq(put_simple(tab, "a", &res, NULL, &err), 0);
+    ck_assert_int_eq(res.retries, 0);
+}
+END_TEST
+
+START_TEST(server_error_is_retried)
+{
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_ERROR,
+        .operation = "GetItem", .error_type = "InternalServerError", .count = 1 }), 0);
+    ddb_item *k = key2("a", "s");
+    ddb_result res = { 0 };
+    ddb_error err;
+    ck_assert_int_eq(ddb_get_item(tab, k, NULL, &res, &err), 0);
+    ck_assert_int_eq(res.retries, 1);
+    /* A validation error is not retried. */
+    ck_assert_int_eq(ddb_update_item(tab, k, "SET", NULL, &res, &err), DDB_EVALIDATION);
+    ck_assert_int_eq(err.retries, 0);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "UpdateItem").requests, 1);
+    ddb_item_free(k);
+}
+END_TEST
+
+START_TEST(lost_response_then_retry)
+{
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_LOST_RESPONSE,
+        .operation = "UpdateItem", .count = 1 }), 0);
+    ddb_item *k = key2("lost", "s");
+    ddb_item *vals = ddb_item_new();
+    ddb_item_set_i64(vals, ":one", 1);
+    ddb_result res = { 0 };
+    ddb_error err;
+    ck_assert_int_eq(ddb_update_item(tab, k, "ADD n :one", &(ddb_write_options){ .values = vals,
+        .return_values = DDB_RETURN_ALL_NEW }, &res, &err), 0);
+    ck_assert_int_eq(res.retries, 1);
+    /* The lost attempt was applied too: the counter went up twice. */
+    int64_t n;
+    ck_assert_int_eq(ddb_item_get_i64(res.item, "n", &n), 0);
+    ck_assert_int_eq(n, 2);
+    ddb_result_cleanup(&res);
+    ddb_item_free(vals);
+    ddb_item_free(k);
+}
+END_TEST
+
+START_TEST(refused_connection_is_retried)
+{
+    ddb_error err;
+    ddb_client *c = ddb_client_new(&(ddb_client_options){ .endpoint = "http://127.0.0.1:1",
+        .region = "us-east-1", .access_key_id = "a", .secret_access_key = "b",
+        .retry.base_delay_ms = 1, .imds_disabled = true, .log_level = DDB_LOG_OFF }, &err);
+    ck_assert_ptr_nonnull(c);
+    ddb_table *t = ddb_table_open(c, "Tab", "pk", "sk", &err);
+    ddb_result res = { 0 };
+    ck_assert_int_eq(put_simple(t, "a", &res, NULL, &err), DDB_ENETWORK);
+    ck_assert_int_eq(err.http_status, 0);
+    ck_assert_int_eq(err.retries, 2);
+    ck_assert_str_eq(err.aws_type, "");
+    ddb_table_close(t);
+    ddb_client_free(c);
+}
+END_TEST
+
+START_TEST(request_timeout)
+{
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_DELAY,
+        .operation = "GetItem", .delay_ms = 1500, .count = 1 }), 0);
+    ddb_client *c = dl_fixture_client(&dl_fx, &(ddb_client_options){ .request_timeout_ms = 150,
+        .retry.max_attempts = DDB_NO_RETRIES });
+    ddb_error err;
+    ddb_table *t = ddb_table_open(c, "Tab", "pk", "sk", &err);
+    ddb_item *k = key2("a", "s");
+    int64_t t0 = real_ms();
+    ck_assert_int_eq(ddb_get_item(t, k, NULL, NULL, &err), DDB_ETIMEDOUT);
+    ck_assert_int_lt(real_ms() - t0, 1200);
+    ddb_item_free(k);
+    ddb_table_close(t);
+    ddb_client_free(c);
+}
+END_TEST
+
+/* -------------------------------------------------------------- cancellation */
+
+typedef struct call_arg {
+    ddb_table *t;
+    ddb_cancel *cancel;
+    int rc;
+    ddb_error err;
+    int64_t done_ms;
+    bool get;
+} call_arg;
+
+static void *call_thread(void *p)
+{
+    call_arg *a = p;
+    if (a->get) {
+        ddb_item *k = key2("slow", "s");
+        a->rc = ddb_get_item(a->t, k, &(ddb_get_options){ .cancel = a->cancel }, NULL, &a->err);
+        ddb_item_free(k);
+    } else {
+        a->rc = put_simple(a->t, "a", NULL, a->cancel, &a->err);
+    }
+    a->done_ms = real_ms();
+    return NULL;
+}
+
+START_TEST(cancel_during_backoff)
+{
+    /* Every attempt is throttled; the backoff waits on the fake clock, which never moves. */
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_ERROR,
+        .operation = "PutItem", .count = 0 }), 0);
+    call_arg a = { .t = tab, .cancel = ddb_cancel_new() };
+    pthread_t th;
+    pthread_create(&th, NULL, call_thread, &a);
+    /* A jittered delay may be 0 ms, so the call may be at its first or a later backoff. */
+    int waited = ddb_fake_clock_wait_for_waiters(dl_fx.clock, 1, 10000);
+    long sent = fakedb_get_stats(dl_fx.db, "PutItem").requests;
+    int64_t t0 = real_ms();
+    ddb_cancel_set(a.cancel);
+    pthread_join(th, NULL); /* joined before any assertion, so a failure cannot hang */
+    ck_assert_int_eq(waited, 0);
+    ck_assert_int_ge(sent, 1);
+    ck_assert_int_eq(a.rc, DDB_ECANCELED);
+    ck_assert_int_eq(a.err.code, DDB_ECANCELED);
+    ck_assert_int_lt(a.done_ms - t0, 500);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, sent); /* none after */
+    ck_assert_int_eq(ddb_fake_clock_waiters(dl_fx.clock), 0);
+    ddb_cancel_unref(a.cancel);
+}
+END_TEST
+
+static size_t collect(char *p, size_t size, size_t n, void *arg)
+{
+    char *buf = arg;
+    size_t have = strlen(buf), add = size * n;
+    if (have + add < 4096) {
+        memcpy(buf + have, p, add);
+        buf[have + add] = '\0';
+    }
+    return size * n;
+}
+
+/* Whether fakedb still lists a delay fault (GET /fake/faults). */
+static bool delay_fault_pending(void)
+{
+    char url[256], body[4096] = "";
+    snprintf(url, sizeof url, "%s/fake/faults", dl_fx.endpoint);
+    CURL *e = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    CURLcode cc = curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    ck_assert_int_eq(cc, CURLE_OK);
+    return strstr(body, "\"delay\"") != NULL;
+}
+
+START_TEST(cancel_during_request)
+{
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_DELAY,
+        .operation = "GetItem", .delay_ms = 3000, .count = 1 }), 0);
+    call_arg a = { .t = tab, .cancel = ddb_cancel_new(), .get = true };
+    pthread_t th;
+    pthread_create(&th, NULL, call_thread, &a);
+    /* Wait until the server has the request: the delay fault (count 1) is gone from the
+     * server's fault list once it fired. Bounded: 10 s of 1 ms polls. */
+    int polls = 0;
+    while (delay_fault_pending() && polls++ < 10000)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    bool arrived = !delay_fault_pending();
+    long answered = fakedb_get_stats(dl_fx.db, "GetItem").requests;
+    int64_t t0 = real_ms();
+    ddb_cancel_set(a.cancel);
+    pthread_join(th, NULL); /* joined before any assertion, so a failure cannot hang */
+    ck_assert(arrived);
+    ck_assert_int_eq(answered, 0); /* the server still held it */
+    ck_assert_int_eq(a.rc, DDB_ECANCELED);
+    ck_assert_int_lt(a.done_ms - t0, 500);
+    ddb_cancel_unref(a.cancel);
+
+    /* The client still works afterwards, on a fresh connection. */
+    ddb_error err;
+    ddb_item *k = key2("after", "s");
+    ck_assert_int_eq(ddb_get_item(tab, k, NULL, NULL, &err), 0);
+    ddb_item_free(k);
+}
+END_TEST
+
+START_TEST(cancelled_before_sending)
+{
+    ddb_cancel *c = ddb_cancel_new();
+    ddb_cancel_set(c);
+    ddb_error err;
+    ck_assert_int_eq(put_simple(tab, "a", NULL, c, &err), DDB_ECANCELED);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 0);
+    ddb_cancel_unref(c);
+}
+END_TEST
+
+/* ------------------------------------------------------- connections, threads */
+
+START_TEST(keep_alive_reuse)
+{
+    ddb_item *k = key2("k", "s");
+    ddb_error err;
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(ddb_get_item(tab, k, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_client_connections_opened(client), 1);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "GetItem").requests, 100);
+    ddb_item_free(k);
+}
+END_TEST
+
+#define THREADS 8
+#define PER_THREAD 40
+
+static void *worker(void *p)
+{
+    long id = (long)(intptr_t)p;
+    char pk[32];
+    snprintf(pk, sizeof pk, "w%ld", id);
+    ddb_item *vals = ddb_item_new();
+    ddb_item_set_i64(vals, ":one", 1);
+    ddb_item *shared = key2("shared", "s");
+    long failures = 0;
+    for (int i = 0; i < PER_THREAD; i++) {
+        ddb_item *it = key2(pk, "s");
+        ddb_item_set_i64(it, "i", i);
+        ddb_error err;
+        ddb_result res = { 0 };
+        if (ddb_put_item(tab, it, NULL, NULL, &err) != 0)
+            failures++;
+        ddb_item *k = key2(pk, "s");
+        if (ddb_get_item(tab, k, NULL, &res, &err) != 0 || !ddb_item_equal(res.item, it))
+            failures++;
+        if (ddb_update_item(tab, shared, "ADD n :one", &(ddb_write_options){ .values = vals },
+                            NULL, &err) != 0)
+            failures++;
+        ddb_result_cleanup(&res);
+        ddb_item_free(k);
+        ddb_item_free(it);
+    }
+    ddb_item_free(shared);
+    ddb_item_free(vals);
+    return (void *)(intptr_t)failures;
+}
+
+START_TEST(eight_threads_one_client)
+{
+    pthread_t th[THREADS];
+    for (long i = 0; i < THREADS; i++)
+        pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
+    long failures = 0;
+    for (int i = 0; i < THREADS; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        failures += (long)(intptr_t)r;
+    }
+    ck_assert_int_eq(failures, 0);
+    ddb_item *shared = key2("shared", "s");
+    ddb_result res = { 0 };
+    ddb_error err;
+    ck_assert_int_eq(ddb_get_item(tab, shared, NULL, &res, &err), 0);
+    int64_t n;
+    ck_assert_int_eq(ddb_item_get_i64(res.item, "n", &n), 0);
+    ck_assert_int_eq(n, THREADS * PER_THREAD);
+    ck_assert_int_le(ddb_client_connections_opened(client), THREADS);
+    ck_assert_int_ge(ddb_client_connections_opened(client), 1);
+    ddb_result_cleanup(&res);
+    ddb_item_free(shared);
+}
+END_TEST
+
+/* -------------------------------------------------------------- signing */
+
+START_TEST(verifying_server_accepts_signed_requests)
+{
+    fakedb_error ferr;
+    fakedb *db = fakedb_start(&(fakedb_options){ .credentials = "AKIDSIGNED:signed-secret" }, &ferr);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(fakedb_create_table(db, "Signed", "pk", NULL, &ferr), 0);
+    const char *secrets[] = { "signed-secret", "wrong-secret" };
+    for (int i = 0; i < 2; i++) {
+        for (int with_token = 0; with_token < 2; with_token++) {
+            ddb_error err;
+            ddb_client *c = ddb_client_new(&(ddb_client_options){ .endpoint = fakedb_endpoint(db),
+                .region = "eu-west-1", .access_key_id = "AKIDSIGNED", .secret_access_key = secrets[i],
+                .session_token = with_token ? "session/token+==" : NULL, .imds_disabled = true,
+                .log_level = DDB_LOG_OFF }, &err);
+            ck_assert_ptr_nonnull(c);
+            ddb_table *t = ddb_table_open(c, "Signed", "pk", NULL, &err);
+            ddb_item *it = ddb_item_new();
+            ddb_item_set_s(it, "pk", "signed ✓ \"quoted\"");
+            int rc = ddb_put_item(t, it, NULL, NULL, &err);
+            if (i == 0) {
+                ck_assert_msg(rc == 0, "signed request refused: %s", err.message);
+            } else {
+                ck_assert_int_eq(rc, DDB_EACCESS);
+                ck_assert_int_eq(err.http_status, 400);
+                ck_assert_str_eq(err.aws_type, "InvalidSignatureException");
+            }
+            ddb_item_free(it);
+            ddb_table_close(t);
+            ddb_client_free(c);
+        }
+    }
+    fakedb_stop(db);
+}
+END_TEST
+
+/* -------------------------------------------------------------- telemetry */
+
+typedef struct tel_log {
+    pthread_mutex_t mu;
+    int starts, ends, metrics;
+    uint64_t span, parent;
+    char name[64], op[64], table[64], system[64], address[64], error_type[128], end_error[128];
+    char metric_name[64], metric_unit[8], metric_error[128];
+    double metric_value;
+} tel_log;
+
+static tel_log tl = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void t_start(void *arg, uint64_t id, uint64_t parent, const char *name, const uint64_t *links, size_t n)
+{
+    pthread_mutex_lock(&tl.mu);
+    tl.starts++;
+    tl.span = id;
+    tl.parent = parent;
+    snprintf(tl.name, sizeof tl.name, "%s", name);
+    tl.error_type[0] = '\0';
+    pthread_mutex_unlock(&tl.mu);
+}
+
+static void t_attr(void *arg, uint64_t id, const ddb_attr *a)
+{
+    pthread_mutex_lock(&tl.mu);
+    char *dst = NULL;
+    size_t cap = 64;
+    if (strcmp(a->key, "db.operation.name") == 0)
+        dst = tl.op;
+    else if (strcmp(a->key, "db.collection.name") == 0)
+        dst = tl.table;
+    else if (strcmp(a->key, "db.system.name") == 0)
+        dst = tl.system;
+    else if (strcmp(a->key, "server.address") == 0)
+        dst = tl.address;
+    else if (strcmp(a->key, "error.type") == 0)
+        dst = tl.error_type, cap = sizeof tl.error_type;
+    if (dst && a->type == DDB_ATTR_STR && id == tl.span)
+        snprintf(dst, cap, "%s", a->v.s);
+    pthread_mutex_unlock(&tl.mu);
+}
+
+static void t_end(void *arg, uint64_t id, const char *error_type)
+{
+    pthread_mutex_lock(&tl.mu);
+    tl.ends++;
+    snprintf(tl.end_error, sizeof tl.end_error, "%s", error_type ? error_type : "");
+    pthread_mutex_unlock(&tl.mu);
+}
+
+static void t_metric(void *arg, const char *name, const char *unit, double value, const ddb_attr *attrs, size_t n)
+{
+    pthread_mutex_lock(&tl.mu);
+    tl.metrics++;
+    snprintf(tl.metric_name, sizeof tl.metric_name, "%s", name);
+    snprintf(tl.metric_unit, sizeof tl.metric_unit, "%s", unit);
+    tl.metric_value = value;
+    tl.metric_error[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(attrs[i].key, "error.type") == 0)
+            snprintf(tl.metric_error, sizeof tl.metric_error, "%s", attrs[i].v.s);
+    pthread_mutex_unlock(&tl.mu);
+}
+
+START_TEST(request_spans_and_metrics)
+{
+    ddb_telemetry tel = { .span_start = t_start, .span_attr = t_attr, .span_end = t_end, .metric = t_metric };
+    ddb_client *c = dl_fixture_client(&dl_fx, &(ddb_client_options){ .telemetry = &tel });
+    ck_assert(ddb_client_telemetry(c)->span_start == t_start);
+    ddb_error err;
+    ddb_table *t = ddb_table_open(c, "Tab", "pk", "sk", &err);
+    ddb_item *k = key2("x", "s");
+    uint64_t prev = ddb_telemetry_set_parent(4242);
+    ck_assert_int_eq(ddb_get_item(t, k, NULL, NULL, &err), 0);
+    ck_assert_int_eq(tl.starts, 1);
+    ck_assert_int_eq(tl.ends, 1);
+    ck_assert_str_eq(tl.name, "GetItem");
+    ck_assert(tl.parent == 4242);
+    ck_assert(tl.span != 0);
+    ck_assert_str_eq(tl.system, "aws.dynamodb");
+    ck_assert_str_eq(tl.op, "GetItem");
+    ck_assert_str_eq(tl.table, "Tab");
+    ck_assert_str_eq(tl.address, "127.0.0.1");
+    ck_assert_str_eq(tl.error_type, "");
+    ck_assert_str_eq(tl.end_error, "");
+    ck_assert_int_eq(tl.metrics, 1);
+    ck_assert_str_eq(tl.metric_name, "db.client.operation.duration");
+    ck_assert_str_eq(tl.metric_unit, "s");
+    ck_assert(tl.metric_value >= 0);
+    uint64_t first = tl.span;
+
+    ddb_table *missing = ddb_table_open(c, "Missing", "pk", "sk", &err);
+    ddb_telemetry_set_parent(0);
+    ck_assert_int_eq(ddb_put_item(missing, k, NULL, NULL, &err), DDB_ENOTFOUND);
+    ck_assert_int_eq(tl.starts, 2);
+    ck_assert_str_eq(tl.name, "PutItem");
+    ck_assert(tl.parent == 0);
+    ck_assert(tl.span != first);
+    ck_assert_str_eq(tl.error_type, "ResourceNotFoundException");
+    ck_assert_str_eq(tl.end_error, "ResourceNotFoundException");
+    ck_assert_str_eq(tl.metric_error, "ResourceNotFoundException");
+    ddb_telemetry_set_parent(prev);
+    ddb_table_close(missing);
+    ddb_item_free(k);
+    ddb_table_close(t);
+    ddb_client_free(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------ configuration */
+
+static void clear_env(void)
+{
+    const char *vars[] = { "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION",
+                           "AWS_DEFAULT_REGION", "AWS_PROFILE" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    setenv("AWS_CONFIG_FILE", "/nonexistent/dynalock/config", 1);
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/dynalock/credentials", 1);
+}
+
+static ddb_client *new_plain(const char *endpoint, const char *region, ddb_error *err)
+{
+    return ddb_client_new(&(ddb_client_options){ .endpoint = endpoint, .region = region,
+        .imds_disabled = true, .log_level = DDB_LOG_OFF }, err);
+}
+
+START_TEST(endpoint_and_region_resolution)
+{
+    clear_env();
+    ddb_error err;
+    ddb_client *c = new_plain(NULL, NULL, &err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(ddb_client_region(c), "us-east-1");
+    ck_assert_str_eq(ddb_client_endpoint(c), "https://dynamodb.us-east-1.amazonaws.com");
+    ddb_client_free(c);
+
+    setenv("AWS_DEFAULT_REGION", "eu-west-3", 1);
+    c = new_plain(NULL, NULL, &err);
+    ck_assert_str_eq(ddb_client_region(c), "eu-west-3");
+    ck_assert_str_eq(ddb_client_endpoint(c), "https://dynamodb.eu-west-3.amazonaws.com");
+    ddb_client_free(c);
+
+    setenv("AWS_REGION", "ap-south-1", 1);
+    setenv("AWS_ENDPOINT_URL", "http://general:1234", 1);
+    c = new_plain(NULL, NULL, &err);
+    ck_assert_str_eq(ddb_client_region(c), "ap-south-1");
+    ck_assert_str_eq(ddb_client_endpoint(c), "http://general:1234");
+    ddb_client_free(c);
+
+    setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://dynamo-only:4321", 1);
+    c = new_plain(NULL, NULL, &err);
+    ck_assert_str_eq(ddb_client_endpoint(c), "http://dynamo-only:4321");
+    ddb_client_free(c);
+
+    c = new_plain("http://explicit:1", "explicit-region", &err);
+    ck_assert_str_eq(ddb_client_endpoint(c), "http://explicit:1");
+    ck_assert_str_eq(ddb_client_region(c), "explicit-region");
+    ck_assert_ptr_eq(ddb_client_clock(c), ddb_clock_system());
+    ck_assert_int_eq(ddb_client_connections_opened(c), 0); /* no I/O in new */
+    ddb_client_free(c);
+
+    const char *bad[] = { "ftp://x", "no-scheme", "http://", "http://h:99999", "http://h:x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_ptr_null(new_plain(bad[i], NULL, &err));
+        ck_assert_int_eq(err.code, DDB_EINVAL);
+    }
+    ck_assert_ptr_null(ddb_client_new(&(ddb_client_options){ .connect_timeout_ms = -1 }, &err));
+    ck_assert_int_eq(err.code, DDB_EINVAL);
+    clear_env();
+    ddb_client_free(NULL);
+}
+END_TEST
+
+static Suite *transport_suite(void)
+{
+    Suite *s = suite_create("client_transport");
+    TCase *tc = tcase_create("system_clock");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, throttled_twice_then_success);
+    tcase_add_test(tc, throttling_outlasts_retries);
+    tcase_add_test(tc, server_error_is_retried);
+    tcase_add_test(tc, lost_response_then_retry);
+    tcase_add_test(tc, refused_connection_is_retried);
+    tcase_add_test(tc, request_timeout);
+    tcase_add_test(tc, cancel_during_request);
+    tcase_add_test(tc, cancelled_before_sending);
+    tcase_add_test(tc, keep_alive_reuse);
+    tcase_add_test(tc, eight_threads_one_client);
+    tcase_add_test(tc, request_spans_and_metrics);
+    suite_add_tcase(s, tc);
+
+    TCase *fake = tcase_create("fake_clock");
+    tcase_add_checked_fixture(fake, setup_fake, teardown);
+    tcase_set_timeout(fake, 60);
+    tcase_add_test(fake, cancel_during_backoff);
+    suite_add_tcase(s, fake);
+
+    TCase *alone = tcase_create("standalone");
+    tcase_set_timeout(alone, 60);
+    tcase_add_test(alone, verifying_server_accepts_signed_requests);
+    tcase_add_test(alone, endpoint_and_region_resolution);
+    suite_add_tcase(s, alone);
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(transport_suite());
+}

@@ -1,0 +1,386 @@
+/* test_items.c: fakedb's item operations over HTTP: GetItem, PutItem, UpdateItem,
+ * DeleteItem with conditions and ReturnValues, AttributeValue validation, tables,
+ * BatchGetItem/BatchWriteItem and transactions. */
+#include "fdbt.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void setup(void)
+{
+    fdbt_start(NULL);
+    fdbt_table("Shop", "sk", "N");
+    fdbt_table("Locks", NULL, NULL);
+}
+
+static void teardown(void)
+{
+    fdbt_stop();
+}
+
+static void expect_ok(const char *op, const char *body)
+{
+    fdbt_resp r = fdbt_call(op, body);
+    ck_assert_msg(r.status == 200, "%s: %ld %s", op, r.status, r.body ? r.body : "");
+    fdbt_free(&r);
+}
+
+static void expect_error(const char *op, const char *body, const char *type, const char *msg)
+{
+    fdbt_resp r = fdbt_call(op, body);
+    ck_assert_msg(r.status == 400, "%s: status %ld %s", op, r.status, r.body ? r.body : "");
+    ck_assert_str_eq(fdbt_error(&r), type);
+    if (msg)
+        ck_assert_msg(strstr(fdbt_message(&r), msg), "%s: message '%s' lacks '%s'", op, fdbt_message(&r), msg);
+    fdbt_free(&r);
+}
+
+START_TEST(put_get_roundtrip_normalises_numbers)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"01.50\"},"
+                         "\"n\":{\"N\":\"1e3\"},\"l\":{\"L\":[{\"BOOL\":true},{\"NULL\":true}]},\"m\":{\"M\":{\"x\":{\"SS\":[\"q\",\"p\"]}}}}}");
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1.5\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Item.sk.N"), "1.5");
+    ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "1000");
+    ck_assert_str_eq(fdbt_str(&r, "Item.m.M.x.SS.0"), "q");
+    ck_assert_ptr_nonnull(r.request_id);
+    ck_assert_uint_eq(strlen(r.request_id), 52);
+    ck_assert_uint_gt(strlen(r.crc32), 0);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"zz\"},\"sk\":{\"N\":\"1\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(projection_and_capacity)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"},\"x\":{\"S\":\"1\"},\"y\":{\"S\":\"2\"}}}");
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ProjectionExpression\":\"#y\","
+                                       "\"ExpressionAttributeNames\":{\"#y\":\"y\"},\"ReturnConsumedCapacity\":\"TOTAL\",\"ConsistentRead\":true}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Item.y.S"), "2");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item.x"));
+    ck_assert_str_eq(fdbt_str(&r, "ConsumedCapacity.TableName"), "Locks");
+    ck_assert(json_object_get_double(fdbt_get(r.json, "ConsumedCapacity.CapacityUnits")) == 1.0);
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(conditional_put_fails_with_item)
+{
+    const char *put = "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"lock1\"},\"owner\":{\"S\":\"me\"}},"
+                      "\"ConditionExpression\":\"attribute_not_exists(pk)\",\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}";
+    expect_ok("PutItem", put);
+    fdbt_resp r = fdbt_call("PutItem", put);
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(fdbt_error(&r), "ConditionalCheckFailedException");
+    ck_assert_str_eq(fdbt_message(&r), "The conditional request failed");
+    ck_assert_str_eq(fdbt_str(&r, "Item.owner.S"), "me");
+    ck_assert_str_eq(json_object_get_string(fdbt_get(r.json, "__type")),
+                     "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException");
+    fdbt_free(&r);
+    fakedb_stats s = fakedb_get_stats(fdbt_db, "PutItem");
+    ck_assert_int_eq(s.requests, 2);
+    ck_assert_int_eq(s.condition_failures, 1);
+}
+END_TEST
+
+START_TEST(update_return_values)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"c\"},\"n\":{\"N\":\"5\"},\"k\":{\"S\":\"keep\"}}}");
+#define UPD "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"c\"}},\"UpdateExpression\":\"SET n = n + :one\"," \
+            "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}},\"ReturnValues\":\"%s\"}"
+    char body[512];
+    const char *modes[4] = { "UPDATED_OLD", "UPDATED_NEW", "ALL_OLD", "ALL_NEW" };
+    const char *want_n[4] = { "5", "7", "7", "9" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(body, sizeof body, UPD, modes[i]);
+        fdbt_resp r = fdbt_call("UpdateItem", body);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(fdbt_str(&r, "Attributes.n.N"), want_n[i]);
+        if (i < 2)
+            ck_assert_ptr_null(fdbt_get(r.json, "Attributes.k"));
+        else
+            ck_assert_str_eq(fdbt_str(&r, "Attributes.k.S"), "keep");
+        fdbt_free(&r);
+    }
+    snprintf(body, sizeof body, UPD, "NONE");
+    fdbt_resp r = fdbt_call("UpdateItem", body);
+    ck_assert_ptr_null(fdbt_get(r.json, "Attributes"));
+    fdbt_free(&r);
+    /* an update creates the item when it is missing */
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"new\"}},\"UpdateExpression\":\"SET v = :v\","
+                            "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"}}}");
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"new\"}}}");
+    ck_assert_str_eq(fdbt_str(&r, "Item.v.S"), "x");
+    fdbt_free(&r);
+    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"c\"}},\"UpdateExpression\":\"SET pk = :v\","
+                               "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"}}}", "ValidationException", "part of the key");
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"c\"}},\"ReturnValues\":\"ALL_NEW\"}",
+                 "ValidationException", "ReturnValues can only be ALL_OLD or NONE");
+}
+END_TEST
+
+START_TEST(delete_all_old)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"d\"},\"v\":{\"S\":\"1\"}}}");
+    expect_error("DeleteItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"d\"}},\"ConditionExpression\":\"v = :x\","
+                               "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"2\"}}}", "ConditionalCheckFailedException", "The conditional request failed");
+    fdbt_resp r = fdbt_call("DeleteItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"d\"}},\"ReturnValues\":\"ALL_OLD\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Attributes.v.S"), "1");
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"d\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(key_validation)
+{
+    expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"}}}", "ValidationException",
+                 "One or more parameter values were invalid: Missing the key sk in the item");
+    expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"x\"}}}", "ValidationException",
+                 "Type mismatch for key sk expected: N actual: S");
+    expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"\"},\"sk\":{\"N\":\"1\"}}}", "ValidationException",
+                 "The AttributeValue for a key attribute cannot contain an empty string value. Key: pk");
+    expect_error("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", "ValidationException",
+                 "The provided key element does not match the schema");
+    expect_error("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"x\":{\"S\":\"1\"}}}",
+                 "ValidationException", "The provided key element does not match the schema");
+    expect_error("GetItem", "{\"TableName\":\"Nope\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", "ResourceNotFoundException",
+                 "Requested resource not found");
+}
+END_TEST
+
+START_TEST(value_validation)
+{
+    struct { const char *value, *msg; } cases[] = {
+        { "{\"N\":\"1x\"}", "A value provided cannot be converted into a number" },
+        { "{\"N\":\"1e200\"}", "Number overflow" },
+        { "{\"N\":\"1e-200\"}", "Number underflow" },
+        { "{\"N\":\"1.23456789012345678901234567890123456789\"}", "38 significant digits" },
+        { "{\"SS\":[]}", "An string set  may not be empty" },
+        { "{\"SS\":[\"a\",\"a\"]}", "contains duplicates" },
+        { "{\"NS\":[\"1\",\"1.0\"]}", "contains duplicates" },
+        { "{}", "Supplied AttributeValue is empty" },
+        { "{\"S\":\"a\",\"N\":\"1\"}", "more than one datatypes" },
+        { "{\"NULL\":false}", "Null attribute value types must have the value of true" },
+    };
+    char body[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"v\"},\"x\":%s}}", cases[i].value);
+        expect_error("PutItem", body, "ValidationException", cases[i].msg);
+    }
+    /* 400 KB */
+    size_t big = 410 * 1024;
+    char *huge = malloc(big + 200);
+    int n = snprintf(huge, 200, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"big\"},\"x\":{\"S\":\"");
+    memset(huge + n, 'a', big);
+    strcpy(huge + n + big, "\"}}}");
+    expect_error("PutItem", huge, "ValidationException", "Item size has exceeded the maximum allowed size");
+    free(huge);
+}
+END_TEST
+
+START_TEST(tables_lifecycle)
+{
+    fdbt_resp r = fdbt_call("DescribeTable", "{\"TableName\":\"Shop\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Table.TableStatus"), "ACTIVE");
+    ck_assert_str_eq(fdbt_str(&r, "Table.KeySchema.1.AttributeName"), "sk");
+    fdbt_free(&r);
+    expect_error("CreateTable", "{\"TableName\":\"Shop\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 "ResourceInUseException", "Table already exists: Shop");
+    expect_error("CreateTable", "{\"TableName\":\"ab\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 "ValidationException", "Member must have length greater than or equal to 3");
+    expect_error("CreateTable", "{\"TableName\":\"a b c\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 "ValidationException", "regular expression pattern");
+    expect_error("CreateTable", "{\"TableName\":\"T12\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}",
+                 "ValidationException", "ReadCapacityUnits and WriteCapacityUnits must both be specified");
+    for (int i = 0; i < 5; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "Tab%d", i);
+        fakedb_error err;
+        ck_assert_int_eq(fakedb_create_table(fdbt_db, name, "pk", NULL, &err), 0);
+    }
+    fakedb_error err;
+    ck_assert_int_eq(fakedb_create_table(fdbt_db, "Tab0", "pk", NULL, &err), FAKEDB_EINUSE);
+    /* 7 tables: Locks, Shop, Tab0..Tab4, paged by 3 */
+    r = fdbt_call("ListTables", "{\"Limit\":3}");
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "TableNames")), 3);
+    ck_assert_str_eq(fdbt_str(&r, "TableNames.0"), "Locks");
+    ck_assert_str_eq(fdbt_str(&r, "LastEvaluatedTableName"), "Tab0");
+    fdbt_free(&r);
+    r = fdbt_call("ListTables", "{\"Limit\":3,\"ExclusiveStartTableName\":\"Tab2\"}");
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "TableNames")), 2);
+    ck_assert_str_eq(fdbt_str(&r, "TableNames.1"), "Tab4");
+    ck_assert_ptr_null(fdbt_get(r.json, "LastEvaluatedTableName"));
+    fdbt_free(&r);
+    r = fdbt_call("DeleteTable", "{\"TableName\":\"Tab1\"}");
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "DELETING");
+    fdbt_free(&r);
+    expect_error("DescribeTable", "{\"TableName\":\"Tab1\"}", "ResourceNotFoundException", "Table: Tab1 not found");
+    r = fdbt_call("UpdateTable", "{\"TableName\":\"Tab2\",\"BillingMode\":\"PROVISIONED\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":5,\"WriteCapacityUnits\":6}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "TableDescription.ProvisionedThroughput.WriteCapacityUnits")), 6);
+    fdbt_free(&r);
+    expect_error("UpdateTable", "{\"TableName\":\"Tab2\"}", "ValidationException", "At least one of");
+}
+END_TEST
+
+START_TEST(batch_get_and_write)
+{
+    char body[8192];
+    size_t o = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"Locks\":[");
+    for (int i = 0; i < 25; i++)
+        o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"b%d\"}}}}", i ? "," : "", i);
+    snprintf(body + o, sizeof body - o, "]}}");
+    fdbt_resp r = fdbt_call("BatchWriteItem", body);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_object_length(fdbt_get(r.json, "UnprocessedItems")), 0);
+    fdbt_free(&r);
+    /* 26 requests */
+    o = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"Locks\":[");
+    for (int i = 0; i < 26; i++)
+        o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b%d\"}}}}", i ? "," : "", i);
+    snprintf(body + o, sizeof body - o, "]}}");
+    expect_error("BatchWriteItem", body, "ValidationException", "Member must have length less than or equal to 25");
+    expect_error("BatchWriteItem", "{\"RequestItems\":{\"Locks\":[{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}},"
+                                   "{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}}]}}",
+                 "ValidationException", "Provided list of item keys contains duplicates");
+    expect_ok("BatchWriteItem", "{\"RequestItems\":{\"Locks\":[{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}}]}}");
+    r = fdbt_call("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"b0\"}},{\"pk\":{\"S\":\"b1\"}},{\"pk\":{\"S\":\"b2\"}}]}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "Responses.Locks")), 2);
+    fdbt_free(&r);
+    o = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"Locks\":{\"Keys\":[");
+    for (int i = 0; i < 101; i++)
+        o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"pk\":{\"S\":\"k%d\"}}", i ? "," : "", i);
+    snprintf(body + o, sizeof body - o, "]}}}");
+    expect_error("BatchGetItem", body, "ValidationException", "Too many items requested for the BatchGetItem call");
+}
+END_TEST
+
+START_TEST(transactions)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"x\"}}}");
+    const char *tx = "{\"TransactItems\":["
+        "{\"ConditionCheck\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"held\"}},\"ConditionExpression\":\"#o = :me\","
+        "\"ExpressionAttributeNames\":{\"#o\":\"owner\"},\"ExpressionAttributeValues\":{\":me\":{\"S\":\"me\"}},"
+        "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}},"
+        "{\"Put\":{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}}]}";
+    fdbt_resp r = fdbt_call("TransactWriteItems", tx);
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(fdbt_error(&r), "TransactionCanceledException");
+    ck_assert_str_eq(fdbt_message(&r), "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Code"), "ConditionalCheckFailed");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Item.owner.S"), "x");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.1.Code"), "None");
+    fdbt_free(&r);
+    /* nothing applied */
+    r = fdbt_call("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+    ck_assert_int_eq(fakedb_get_stats(fdbt_db, "TransactWriteItems").condition_failures, 1);
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"me\"}}}");
+    expect_ok("TransactWriteItems", tx);
+    r = fdbt_call("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}},"
+                                      "{\"Get\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"none\"}}}}]}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Responses.0.Item.pk.S"), "order");
+    ck_assert_ptr_null(fdbt_get(r.json, "Responses.1.Item"));
+    fdbt_free(&r);
+    expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}},"
+                                       "{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}}]}",
+                 "ValidationException", "Transaction request cannot include multiple operations on one item");
+    char *big = malloc(101 * 100 + 64);
+    size_t o = (size_t)sprintf(big, "{\"TransactItems\":[");
+    for (int i = 0; i < 101; i++)
+        o += (size_t)sprintf(big + o, "%s{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"t%d\"}}}}", i ? "," : "", i);
+    sprintf(big + o, "]}");
+    expect_error("TransactWriteItems", big, "ValidationException", "less than or equal to 100");
+    free(big);
+}
+END_TEST
+
+START_TEST(transaction_idempotency)
+{
+    const char *tx = "{\"ClientRequestToken\":\"tok-1\",\"TransactItems\":[{\"Update\":{\"TableName\":\"Locks\","
+                     "\"Key\":{\"pk\":{\"S\":\"ctr\"}},\"UpdateExpression\":\"ADD n :one\",\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}}]}";
+    expect_ok("TransactWriteItems", tx);
+    expect_ok("TransactWriteItems", tx);
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"ctr\"}}}");
+    ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "1");
+    fdbt_free(&r);
+    expect_error("TransactWriteItems", "{\"ClientRequestToken\":\"tok-1\",\"TransactItems\":[{\"Delete\":{\"TableName\":\"Locks\","
+                                       "\"Key\":{\"pk\":{\"S\":\"ctr\"}}}}]}", "IdempotentParameterMismatchException", NULL);
+    /* after ten minutes of the server clock the token is forgotten */
+    ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 10 * 60 * 1000 + 1), 0);
+    expect_ok("TransactWriteItems", tx);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"ctr\"}}}");
+    ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "2");
+    fdbt_free(&r);
+}
+END_TEST
+
+static Suite *items_suite(void)
+{
+    Suite *s = suite_create("fakedb_items");
+    TCase *tc = tcase_create("items");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, put_get_roundtrip_normalises_numbers);
+    tcase_add_test(tc, projection_and_capacity);
+    tcase_add_test(tc, conditional_put_fails_with_item);
+    tcase_add_test(tc, update_return_values);
+    tcase_add_test(tc, delete_all_old);
+    tcase_add_test(tc, key_validation);
+    tcase_add_test(tc, value_validation);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *tables_suite(void)
+{
+    Suite *s = suite_create("fakedb_tables");
+    TCase *tc = tcase_create("tables");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, tables_lifecycle);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *batch_txn_suite(void)
+{
+    Suite *s = suite_create("fakedb_batch_txn");
+    TCase *tc = tcase_create("batch_txn");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, batch_get_and_write);
+    tcase_add_test(tc, transactions);
+    tcase_add_test(tc, transaction_idempotency);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(items_suite());
+    srunner_add_suite(sr, tables_suite());
+    srunner_add_suite(sr, batch_txn_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,611 @@
+/* test_server.c: fakedb's server over HTTP: protocol errors and bad input, SigV4, the
+ * /fake/ endpoints (clock, long poll, faults, reset, stats), time to live on the fake
+ * clock, injected faults including the lost response, durability of --db across a
+ * restart and a SIGKILL, and the `fakedb` program's arguments and signals. */
+#include "fdbt.h"
+
+#include <check.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sigv4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef DYNALOCK_BINARY_DIR
+#define DYNALOCK_BINARY_DIR "."
+#endif
+
+#define AUTH "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=00ff"
+#define CT "application/x-amz-json-1.0"
+#define LIST "DynamoDB_20120810.ListTables"
+
+static void setup(void)
+{
+    fdbt_start(NULL);
+    fdbt_table("Locks", NULL, NULL);
+}
+
+static void teardown(void)
+{
+    fdbt_stop();
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void assert_serving(void)
+{
+    fdbt_resp r = fdbt_raw("GET", "/fake/health", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(json_object_get_boolean(fdbt_get(r.json, "ok")));
+    fdbt_free(&r);
+}
+
+static void expect_raw(const char *target, const char *ct, const char *auth, const char *body,
+                       size_t len, long status, const char *type, const char *msg)
+{
+    fdbt_resp r = fdbt_raw("POST", "/", target, ct, auth, body, len);
+    ck_assert_msg(r.status == status, "status %ld, want %ld: %s", r.status, status, r.body ? r.body : "");
+    ck_assert_str_eq(fdbt_error(&r), type);
+    if (msg)
+        ck_assert_msg(strstr(fdbt_message(&r), msg), "'%s' lacks '%s'", fdbt_message(&r), msg);
+    fdbt_free(&r);
+    assert_serving();
+}
+
+START_TEST(protocol_errors)
+{
+    const char *ok = "{}";
+    expect_raw(LIST, CT, NULL, ok, 2, 400, "MissingAuthenticationTokenException", "Request is missing Authentication Token");
+    expect_raw(LIST, CT, "AWS4-HMAC-SHA256 Credential=x", ok, 2, 400, "IncompleteSignatureException", "Signature");
+    expect_raw("DynamoDB_20120810.Frobnicate", CT, AUTH, ok, 2, 400, "UnknownOperationException", NULL);
+    expect_raw(NULL, CT, AUTH, ok, 2, 400, "UnknownOperationException", NULL);
+    expect_raw(LIST, CT, AUTH, "{\"Limit\":", 9, 400, "SerializationException", NULL);
+    expect_raw(LIST, CT, AUTH, "[1]", 3, 400, "SerializationException", NULL);
+    expect_raw(LIST, CT, AUTH, "", 0, 400, "SerializationException", NULL);
+    expect_raw(LIST, CT, AUTH, "{} trailing", 11, 400, "SerializationException", NULL);
+    const char bad_utf8[] = "{\"TableName\":\"T\xff\xfe\"}";
+    expect_raw("DynamoDB_20120810.DescribeTable", CT, AUTH, bad_utf8, sizeof bad_utf8 - 1, 400, "SerializationException", NULL);
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 1);
+    memset(deep, '[', depth);
+    memset(deep + depth, ']', depth);
+    deep[2 * depth] = 0;
+    expect_raw(LIST, CT, AUTH, deep, 2 * depth, 400, "SerializationException", NULL);
+    free(deep);
+    /* application/x-amz-json-1.1 is accepted, as DynamoDB does */
+    fdbt_resp r = fdbt_raw("POST", "/", LIST, "application/x-amz-json-1.1", AUTH, ok, 2);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "TableNames"));
+    fdbt_free(&r);
+    r = fdbt_raw("GET", "/", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "healthy"));
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(request_over_16mb)
+{
+    size_t n = 16 * 1024 * 1024 + 10;
+    char *big = malloc(n);
+    memset(big, ' ', n);
+    big[0] = '{';
+    big[n - 1] = '}';
+    fdbt_resp r = fdbt_raw("POST", "/", LIST, CT, AUTH, big, n);
+    /* answered early (by Content-Length) with an error, or the upload was cut short */
+    ck_assert_msg(r.status == 413 || r.status == 0, "status %ld", r.status);
+    if (r.status)
+        ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    fdbt_free(&r);
+    free(big);
+    assert_serving();
+}
+END_TEST
+
+static const char *secret_of(void *arg, const char *key)
+{
+    (void)arg;
+    return strcmp(key, "AKID") ? NULL : "s3cret";
+}
+
+START_TEST(sigv4_verification)
+{
+    fdbt_stop();
+    fakedb_error err;
+    fakedb_options o = { .credentials = "AKID:s3cret", .threads = 1 };
+    fdbt_db = fakedb_start(&o, &err);
+    ck_assert_ptr_nonnull(fdbt_db);
+    const char *body = "{}";
+    char host[64], amz[17];
+    snprintf(host, sizeof host, "127.0.0.1:%d", fakedb_port(fdbt_db));
+    int64_t now = (int64_t)time(NULL);
+    dl__sigv4_amz_date(now, amz);
+    dl_sigv4_header hs[4] = { { "host", host }, { "x-amz-date", amz }, { "x-amz-target", LIST },
+                              { "content-type", CT } };
+    dl_sigv4_request rq = { .method = "POST", .path = "/", .headers = hs, .n_headers = 4,
+                            .body = body, .body_len = 2 };
+    dl_sigv4_credentials good = { "AKID", "s3cret", NULL }, bad = { "AKID", "wrong", NULL };
+    for (int pass = 0; pass < 2; pass++) {
+        dl_sigv4_result sr;
+        memset(&sr, 0, sizeof sr);
+        ck_assert_int_eq(dl__sigv4_sign(&rq, pass ? &bad : &good, "us-east-1", "dynamodb", now, &sr), 0);
+        CURL *c = curl_easy_init();
+        struct curl_slist *hl = NULL;
+        char h[4][600], url[128];
+        snprintf(h[0], sizeof h[0], "Authorization: %s", sr.authorization);
+        snprintf(h[1], sizeof h[1], "X-Amz-Date: %s", amz);
+        snprintf(h[2], sizeof h[2], "X-Amz-Target: %s", LIST);
+        snprintf(h[3], sizeof h[3], "Content-Type: %s", CT);
+        for (int i = 0; i < 4; i++)
+            hl = curl_slist_append(hl, h[i]);
+        hl = curl_slist_append(hl, "Expect:");
+        hl = curl_slist_append(hl, "Accept:");
+        snprintf(url, sizeof url, "http://%s/", host);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+        FILE *sink = fopen("/dev/null", "w");
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+        ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+        long status = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        ck_assert_int_eq(status, pass ? 400 : 200);
+        fclose(sink);
+        curl_slist_free_all(hl);
+        curl_easy_cleanup(c);
+        dl__sigv4_result_cleanup(&sr);
+    }
+    (void)secret_of;
+    /* a dummy signature fails verification */
+    fdbt_resp r = fdbt_raw("POST", "/", LIST, CT, AUTH, body, 2);
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_ne(fdbt_error(&r), "");
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(admin_clock)
+{
+    fdbt_resp r = fdbt_raw("GET", "/fake/clock", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int64(fdbt_get(r.json, "now_ms")), 1700000000000LL);
+    ck_assert(json_object_get_boolean(fdbt_get(r.json, "fake")));
+    fdbt_free(&r);
+    r = fdbt_raw("POST", "/fake/clock/advance", NULL, "application/json", NULL, "{\"ms\":1500}", 11);
+    ck_assert_int_eq(json_object_get_int64(fdbt_get(r.json, "now_ms")), 1700000001500LL);
+    fdbt_free(&r);
+    ck_assert_int_eq(fakedb_clock_now_ms(fdbt_db), 1700000001500LL);
+    r = fdbt_raw("POST", "/fake/clock/set", NULL, "application/json", NULL, "{\"now_ms\":1700000000000}", 24);
+    ck_assert_int_eq(r.status, 400);   /* backwards */
+    fdbt_free(&r);
+    r = fdbt_raw("POST", "/fake/clock/set", NULL, "application/json", NULL, "{\"now_ms\":1800000000000}", 24);
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    ck_assert_int_eq(fakedb_clock_now_ms(fdbt_db), 1800000000000LL);
+    ck_assert_int_eq(fakedb_clock_advance(fdbt_db, -1), FAKEDB_EINVAL);
+    r = fdbt_raw("POST", "/fake/clock/advance", NULL, "application/json", NULL, "nonsense", 8);
+    ck_assert_int_eq(r.status, 400);
+    fdbt_free(&r);
+    r = fdbt_raw("GET", "/fake/nothing", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 404);
+    fdbt_free(&r);
+}
+END_TEST
+
+typedef struct waiter_arg {
+    char path[128];
+    fdbt_resp r;
+} waiter_arg;
+
+static void *waiter_main(void *p)
+{
+    waiter_arg *a = p;
+    a->r = fdbt_raw("GET", a->path, NULL, NULL, NULL, NULL, 0);
+    return NULL;
+}
+
+START_TEST(clock_long_poll)
+{
+    waiter_arg a;
+    memset(&a, 0, sizeof a);
+    snprintf(a.path, sizeof a.path, "/fake/clock/wait?until_ms=%lld&timeout_ms=20000", 1700000005000LL);
+    pthread_t th;
+    pthread_create(&th, NULL, waiter_main, &a);
+    /* the poll answers once the clock gets there, whether it is parked before or after */
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 1000), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(a.r.status, 200);
+    ck_assert(json_object_get_boolean(fdbt_get(a.r.json, "reached")));
+    ck_assert_int_ge(json_object_get_int64(fdbt_get(a.r.json, "now_ms")), 1700000005000LL);
+    fdbt_free(&a.r);
+    /* the timeout runs on real time */
+    int64_t t0 = mono_ms();
+    fdbt_resp r = fdbt_raw("GET", "/fake/clock/wait?until_ms=1900000000000&timeout_ms=100", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(!json_object_get_boolean(fdbt_get(r.json, "reached")));
+    ck_assert_int_ge(mono_ms() - t0, 100);
+    fdbt_free(&r);
+    r = fdbt_raw("GET", "/fake/clock/wait?timeout_ms=100", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 400);
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(ttl_follows_clock)
+{
+    fdbt_resp r = fdbt_call("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(json_object_get_boolean(fdbt_get(r.json, "TimeToLiveSpecification.Enabled")));
+    fdbt_free(&r);
+    r = fdbt_call("DescribeTimeToLive", "{\"TableName\":\"Locks\"}");
+    ck_assert_str_eq(fdbt_str(&r, "TimeToLiveDescription.TimeToLiveStatus"), "ENABLED");
+    ck_assert_str_eq(fdbt_str(&r, "TimeToLiveDescription.AttributeName"), "exp");
+    fdbt_free(&r);
+    r = fdbt_call("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    fdbt_free(&r);
+    int64_t now_s = 1700000000;
+    char body[256];
+    const char *names[3] = { "soon", "later", "notnum" };
+    for (int i = 0; i < 3; i++) {
+        if (i < 2)
+            snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"exp\":{\"N\":\"%lld\"}}}",
+                     names[i], (long long)(now_s + (i ? 600 : 60)));
+        else
+            snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"exp\":{\"S\":\"%lld\"}}}",
+                     names[i], (long long)now_s);
+        r = fdbt_call("PutItem", body);
+        ck_assert_int_eq(r.status, 200);
+        fdbt_free(&r);
+    }
+    ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 59 * 1000), 0);
+    r = fdbt_call("Scan", "{\"TableName\":\"Locks\",\"Select\":\"COUNT\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 3);
+    fdbt_free(&r);
+    ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 1000), 0);
+    r = fdbt_call("Scan", "{\"TableName\":\"Locks\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 2);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"soon\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(fault_error_and_count)
+{
+    fakedb_fault f = { .kind = FAKEDB_FAULT_ERROR, .operation = "PutItem", .table = "Locks", .key = "k1", .count = 2 };
+    long id = fakedb_fault_add(fdbt_db, &f);
+    ck_assert_int_gt(id, 0);
+    const char *put1 = "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"k1\"}}}";
+    const char *put2 = "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"k2\"}}}";
+    fdbt_resp r = fdbt_call("PutItem", put2);
+    ck_assert_int_eq(r.status, 200);    /* another key */
+    fdbt_free(&r);
+    for (int i = 0; i < 2; i++) {
+        r = fdbt_call("PutItem", put1);
+        ck_assert_int_eq(r.status, 400);
+        ck_assert_str_eq(fdbt_error(&r), "ProvisionedThroughputExceededException");
+        fdbt_free(&r);
+    }
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"k1\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));  /* not applied */
+    fdbt_free(&r);
+    r = fdbt_call("PutItem", put1);
+    ck_assert_int_eq(r.status, 200);    /* the count is spent */
+    fdbt_free(&r);
+    /* 500 by the admin endpoint */
+    const char *f500 = "{\"kind\":\"error\",\"operation\":\"GetItem\",\"error_type\":\"InternalServerError\"}";
+    r = fdbt_raw("POST", "/fake/faults", NULL, "application/json", NULL, f500, strlen(f500));
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_gt(json_object_get_int(fdbt_get(r.json, "id")), 0);
+    fdbt_free(&r);
+    r = fdbt_raw("GET", "/fake/faults", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "faults")), 1);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"k1\"}}}");
+    ck_assert_int_eq(r.status, 500);
+    ck_assert_str_eq(fdbt_error(&r), "InternalServerError");
+    fdbt_free(&r);
+    r = fdbt_raw("DELETE", "/fake/faults", NULL, NULL, NULL, NULL, 0);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"k1\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    f.kind = 99;
+    ck_assert_int_eq(fakedb_fault_add(fdbt_db, &f), FAKEDB_EINVAL);
+}
+END_TEST
+
+START_TEST(fault_lost_response_applies_write)
+{
+    fakedb_fault f = { .kind = FAKEDB_FAULT_LOST_RESPONSE, .operation = "PutItem", .count = 1 };
+    ck_assert_int_gt(fakedb_fault_add(fdbt_db, &f), 0);
+    fdbt_resp r = fdbt_call("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"lost\"},\"v\":{\"S\":\"1\"}}}");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_int_ne(r.curl_code, CURLE_OK);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"lost\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Item.v.S"), "1");
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(fault_delay_and_stats)
+{
+    fakedb_fault f = { .kind = FAKEDB_FAULT_DELAY, .operation = "GetItem", .delay_ms = 300, .count = 1 };
+    ck_assert_int_gt(fakedb_fault_add(fdbt_db, &f), 0);
+    int64_t t0 = mono_ms();
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"x\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_ge(mono_ms() - t0, 300);
+    fdbt_free(&r);
+    ck_assert_int_eq(fakedb_get_stats(fdbt_db, "GetItem").requests, 1);
+    r = fdbt_raw("GET", "/fake/stats", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "operations.GetItem.requests")), 1);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "operations.CreateTable.requests")), 1);
+    fdbt_free(&r);
+    r = fdbt_raw("POST", "/fake/reset", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    ck_assert_int_eq(fakedb_get_stats(fdbt_db, NULL).requests, 0);
+    r = fdbt_call("ListTables", "{}");
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "TableNames")), 0);
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(durable_file_survives_restart)
+{
+    char dir[] = "/tmp/fakedb-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/data.db", dir);
+    fdbt_stop();
+    fdbt_start(path);
+    fdbt_table("Durable", "sk", "S");
+    fdbt_resp r = fdbt_call("PutItem", "{\"TableName\":\"Durable\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"b\"},\"v\":{\"N\":\"42\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    r = fdbt_call("UpdateTimeToLive", "{\"TableName\":\"Durable\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
+    fdbt_free(&r);
+    fdbt_stop();
+    fdbt_start(path);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Durable\",\"Key\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"b\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Item.v.N"), "42");
+    fdbt_free(&r);
+    r = fdbt_call("DescribeTable", "{\"TableName\":\"Durable\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Table.ItemCount")), 1);
+    fdbt_free(&r);
+    r = fdbt_call("DescribeTimeToLive", "{\"TableName\":\"Durable\"}");
+    ck_assert_str_eq(fdbt_str(&r, "TimeToLiveDescription.TimeToLiveStatus"), "ENABLED");
+    fdbt_free(&r);
+    fdbt_stop();
+    fdbt_start(NULL);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* ---- the program ---- */
+
+static char *program(void)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/fakedb/fakedb", DYNALOCK_BINARY_DIR);
+    return path;
+}
+
+static pid_t spawn(char *const argv[], int *out_fd)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        close(p[0]);
+        close(p[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    *out_fd = p[0];
+    return pid;
+}
+
+static int read_port(int fd)
+{
+    char line[256];
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t k = read(fd, line + n, 1);
+        if (k <= 0 || line[n] == '\n')
+            break;
+        n++;
+    }
+    line[n] = 0;
+    const char *p = strstr(line, "fakedb listening on http://127.0.0.1:");
+    ck_assert_msg(p != NULL, "output: %s", line);
+    return atoi(p + strlen("fakedb listening on http://127.0.0.1:"));
+}
+
+static long http_put(int port, const char *op, const char *body, char **out)
+{
+    CURL *c = curl_easy_init();
+    char url[64], target[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+    snprintf(target, sizeof target, "X-Amz-Target: DynamoDB_20120810.%s", op);
+    struct curl_slist *hl = NULL;
+    hl = curl_slist_append(hl, target);
+    hl = curl_slist_append(hl, "Content-Type: " CT);
+    hl = curl_slist_append(hl, "Authorization: " AUTH);
+    hl = curl_slist_append(hl, "X-Amz-Date: 20231114T221320Z");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, mem);
+    long status = 0;
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    fclose(mem);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
+    return status;
+}
+
+START_TEST(program_args_and_sigterm)
+{
+    char *bad[] = { program(), "--port", "seventy", NULL };
+    int fd;
+    pid_t pid = spawn(bad, &fd);
+    int st;
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 64);
+    char *unknown[] = { program(), "--frob", NULL };
+    pid = spawn(unknown, &fd);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert_int_eq(WEXITSTATUS(st), 64);
+    char *ver[] = { program(), "--version", NULL };
+    pid = spawn(ver, &fd);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+
+    char pf[] = "/tmp/fakedb-port-XXXXXX";
+    int pfd = mkstemp(pf);
+    close(pfd);
+    char *run[] = { program(), "--port", "0", "--port-file", pf, "--clock", "fake:1700000000000", NULL };
+    pid = spawn(run, &fd);
+    int port = read_port(fd);
+    ck_assert_int_gt(port, 0);
+    FILE *f = fopen(pf, "r");
+    int fport = 0;
+    ck_assert_int_eq(fscanf(f, "%d", &fport), 1);
+    fclose(f);
+    unlink(pf);
+    ck_assert_int_eq(fport, port);
+    ck_assert_int_eq(http_put(port, "ListTables", "{}", NULL), 200);
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+END_TEST
+
+START_TEST(program_db_survives_sigkill)
+{
+    char dir[] = "/tmp/fakedb-kill-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/d.db", dir);
+    char *run[] = { program(), "--db", path, NULL };
+    int fd, st;
+    pid_t pid = spawn(run, &fd);
+    int port = read_port(fd);
+    ck_assert_int_eq(http_put(port, "CreateTable", "{\"TableName\":\"K9s\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                                   "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", NULL), 200);
+    ck_assert_int_eq(http_put(port, "PutItem", "{\"TableName\":\"K9s\",\"Item\":{\"pk\":{\"S\":\"rex\"},\"v\":{\"S\":\"acked\"}}}", NULL), 200);
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    close(fd);
+    pid = spawn(run, &fd);
+    port = read_port(fd);
+    char *out = NULL;
+    ck_assert_int_eq(http_put(port, "GetItem", "{\"TableName\":\"K9s\",\"Key\":{\"pk\":{\"S\":\"rex\"}}}", &out), 200);
+    ck_assert_ptr_nonnull(strstr(out, "acked"));
+    free(out);
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static Suite *protocol_suite(void)
+{
+    Suite *s = suite_create("fakedb_protocol");
+    TCase *tc = tcase_create("protocol");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, protocol_errors);
+    tcase_add_test(tc, request_over_16mb);
+    tcase_add_test(tc, sigv4_verification);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *admin_suite(void)
+{
+    Suite *s = suite_create("fakedb_admin");
+    TCase *tc = tcase_create("admin");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, admin_clock);
+    tcase_add_test(tc, clock_long_poll);
+    tcase_add_test(tc, ttl_follows_clock);
+    tcase_add_test(tc, fault_error_and_count);
+    tcase_add_test(tc, fault_lost_response_applies_write);
+    tcase_add_test(tc, fault_delay_and_stats);
+    tcase_add_test(tc, durable_file_survives_restart);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *program_suite(void)
+{
+    Suite *s = suite_create("fakedb_program");
+    TCase *tc = tcase_create("program");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, program_args_and_sigterm);
+    tcase_add_test(tc, program_db_survives_sigkill);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    SRunner *sr = srunner_create(protocol_suite());
+    srunner_add_suite(sr, admin_suite());
+    srunner_add_suite(sr, program_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    curl_global_cleanup();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Usage: with_server.sh fakedb FAKEDB_BINARY -- CMD...
+#        with_server.sh ddblocal -- CMD...
+# Starts a server on a free loopback port, runs CMD with DYNALOCK_TEST_ENDPOINT set to
+# it, stops the server, and exits with CMD's status. Exits 77 (skipped) when the server
+# cannot be had here: DynamoDB Local needs java and scripts/peers.sh's .peers/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+kind=$1; shift
+bin=""
+if [ "$kind" = fakedb ]; then bin=$1; shift; fi
+[ "${1:-}" = "--" ] && shift
+tmp=$(mktemp -d)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+case "$kind" in
+  fakedb)
+    "$bin" --port 0 --port-file "$tmp/port" >"$tmp/server.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 500); do [ -s "$tmp/port" ] && break; sleep 0.01; done
+    [ -s "$tmp/port" ] || { echo "with_server: fakedb did not start"; cat "$tmp/server.log"; exit 1; }
+    port=$(cat "$tmp/port")
+    ;;
+  ddblocal)
+    emu=$root/.peers/node_modules/amplify-dynamodb-simulator/emulator
+    if ! command -v java >/dev/null 2>&1 || [ ! -f "$emu/DynamoDBLocal.jar" ]; then
+      echo "with_server: DynamoDB Local is not available here (java and .peers/ are needed); skipped"
+      exit 77
+    fi
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    java -Djava.library.path="$emu/DynamoDBLocal_lib" -jar "$emu/DynamoDBLocal.jar" -inMemory \
+      -port "$port" >"$tmp/server.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 300); do
+      curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+      sleep 0.1
+    done
+    ;;
+  *) echo "with_server: unknown server '$kind'" >&2; exit 64 ;;
+esac
+export DYNALOCK_TEST_ENDPOINT="http://127.0.0.1:$port"
+set +e
+"$@"
+rc=$?
+set -e
+exit $rc
