@@ -46,9 +46,12 @@ static char *read_file(const char *dir, const char *file, size_t *len)
     return p;
 }
 
+/* Copies src into dst, cut to fit. */
 static void copy(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src);
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 static void load_context(vec *v, const char *dir)
