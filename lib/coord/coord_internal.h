@@ -74,10 +74,11 @@ DDB_API void ddb__lock_table_off_refusal(ddb_lock_table *locks, long id);
 
 /* ------------------------------------------------------------ the heartbeat */
 
-/* Tests with a fake clock: blocks (real time, at most real_timeout_ms) until the
- * heartbeat schedulers of every client on `clock`, and every acquire or election polling
- * on it, have done all the work that is due at the clock's now and wait on the clock
- * again (or returned). 0 or DDB_ETIMEDOUT. Call it after ddb_fake_clock_advance. */
+/* A fake clock's settle hook (ddb__clock_set_settle_hook, registered with the first
+ * scheduler): blocks (real time, at most real_timeout_ms) until the heartbeat schedulers
+ * of every client on `clock`, and every acquire or election polling on it, have done all
+ * the work that is due at the clock's now and wait on the clock again (or returned).
+ * 0 or DDB_ETIMEDOUT. Tests call ddb_fake_clock_settle, which consults it. */
 DDB_API int ddb__heartbeat_settle(ddb_clock *clock, int64_t real_timeout_ms);
 /* The number of scheduler threads running (all clients), for tests and benchmarks. */
 DDB_API int ddb__heartbeat_threads(void);

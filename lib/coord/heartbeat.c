@@ -270,6 +270,8 @@ static void wake_now(ddb_cancel *w)
 
 dl_sched *dl_sched_get(ddb_client *client, ddb_error *err)
 {
+    /* A fake clock's settle also waits for the heartbeats and contenders on it. */
+    ddb__clock_set_settle_hook(ddb__heartbeat_settle);
     pthread_mutex_lock(&registry_mu);
     for (dl_sched *s = registry; s; s = s->next) {
         if (s->client == client) {

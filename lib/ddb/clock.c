@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,8 +365,7 @@ static void clear_released_locked(ddb_clock *c)
     }
 }
 
-static int fake_wait_until(ddb_clock *c, int64_t deadline, ddb_cancel *cancel,
-                           void (*blocked)(void *), void *blocked_arg)
+static int fake_wait_until(ddb_clock *c, int64_t deadline, ddb_cancel *cancel)
 {
     fwaiter w = { .clock = c, .deadline_mono_ns = deadline };
     /* A wait that returns at once does not block: a thread released by an advance is
@@ -396,12 +396,6 @@ static int fake_wait_until(ddb_clock *c, int64_t deadline, ddb_cancel *cancel,
         c->waiters = &w;
         c->n_waiters++;
         pthread_cond_broadcast(&c->state_cv);
-        if (blocked) {
-            /* In place: an advance from now on releases this wait. */
-            pthread_mutex_unlock(&c->mu);
-            blocked(blocked_arg);
-            pthread_mutex_lock(&c->mu);
-        }
         while (c->mono_ns < deadline && !ddb_cancel_is_set(cancel))
             pthread_cond_wait(&c->cv, &c->mu);
         if (w.prev)
@@ -428,25 +422,21 @@ static int fake_wait_until(ddb_clock *c, int64_t deadline, ddb_cancel *cancel,
     return due ? 0 : DDB_ECANCELED;
 }
 
-int ddb__clock_wait_until_notify(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel,
-                                 void (*blocked)(void *arg), void *arg)
+int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel)
 {
     if (!c)
         c = &g_system;
-    if (c->kind == CLOCK_KIND_FAKE)
-        return fake_wait_until(c, deadline_mono_ns, cancel, blocked, arg);
-    if (ddb_cancel_is_set(cancel))
-        return DDB_ECANCELED;
-    if (blocked)
-        blocked(arg);
-    if (c->kind == CLOCK_KIND_CUSTOM)
+    switch (c->kind) {
+    case CLOCK_KIND_FAKE:
+        return fake_wait_until(c, deadline_mono_ns, cancel);
+    case CLOCK_KIND_CUSTOM:
+        if (ddb_cancel_is_set(cancel))
+            return DDB_ECANCELED;
         return c->ops.wait_fn(c->arg, deadline_mono_ns, cancel);
-    return system_wait_until(deadline_mono_ns, cancel);
-}
-
-int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel)
-{
-    return ddb__clock_wait_until_notify(c, deadline_mono_ns, cancel, NULL, NULL);
+    case CLOCK_KIND_SYSTEM:
+    default:
+        return system_wait_until(deadline_mono_ns, cancel);
+    }
 }
 
 int ddb_clock_sleep(ddb_clock *c, int64_t timeout_ms, ddb_cancel *cancel)
@@ -530,11 +520,18 @@ int ddb_fake_clock_advance(ddb_clock *c, int64_t ms)
     return 0;
 }
 
-int ddb_fake_clock_settle(ddb_clock *c, int64_t real_timeout_ms)
+/* Another library's account of its own threads on a clock (libddb_coord's heartbeat
+ * schedulers and contenders), consulted by settle. */
+static _Atomic(ddb__settle_hook) g_settle_hook;
+
+void ddb__clock_set_settle_hook(ddb__settle_hook hook)
 {
-    if (!c || c->kind != CLOCK_KIND_FAKE)
-        return DDB_EINVAL;
-    int64_t deadline = sat_add(real_mono_ns(), ms_to_ns(real_timeout_ms < 0 ? 0 : real_timeout_ms));
+    atomic_store(&g_settle_hook, hook);
+}
+
+/* Waits (real time, until deadline) until no thread released by an advance is busy. */
+static int settle_released(ddb_clock *c, int64_t deadline)
+{
     pthread_mutex_lock(&c->mu);
     clear_released_locked(c); /* the caller is not doing released work */
     while (c->pending > 0) {
@@ -545,6 +542,32 @@ int ddb_fake_clock_settle(ddb_clock *c, int64_t real_timeout_ms)
     }
     pthread_mutex_unlock(&c->mu);
     return 0;
+}
+
+int ddb_fake_clock_settle(ddb_clock *c, int64_t real_timeout_ms)
+{
+    if (!c || c->kind != CLOCK_KIND_FAKE)
+        return DDB_EINVAL;
+    int64_t deadline = sat_add(real_mono_ns(), ms_to_ns(real_timeout_ms < 0 ? 0 : real_timeout_ms));
+    /* The hook's threads may release others, and released threads may wake the hook's:
+     * settled is when both are quiet at once. */
+    for (;;) {
+        int rc = settle_released(c, deadline);
+        if (rc != 0)
+            return rc;
+        ddb__settle_hook hook = atomic_load(&g_settle_hook);
+        if (!hook)
+            return 0;
+        int64_t left_ms = (deadline - real_mono_ns()) / 1000000;
+        rc = hook(c, left_ms > 0 ? left_ms : 0);
+        if (rc != 0)
+            return rc;
+        pthread_mutex_lock(&c->mu);
+        bool quiet = c->pending == 0;
+        pthread_mutex_unlock(&c->mu);
+        if (quiet)
+            return 0;
+    }
 }
 
 int ddb_fake_clock_wait_for_waiters(ddb_clock *c, int n, int64_t real_timeout_ms)

@@ -20,13 +20,12 @@ DDB_API int ddb__code_for_aws_type(const char *aws_type, int http_status);
 /* Waits until mono deadline on the clock, or cancel is set. Marks the calling thread as
  * waiting for ddb_fake_clock_settle. 0 when the deadline passed, DDB_ECANCELED. */
 DDB_API int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
-/* The same, calling blocked(arg) once the wait is in place: on a fake clock, after the
- * waiter is registered, so that an advance made from then on releases it (and
- * ddb_fake_clock_settle waits for what it does next). Not called when the wait returns
- * at once (deadline passed, or cancel set). */
-DDB_API int ddb__clock_wait_until_notify(ddb_clock *c, int64_t deadline_mono_ns,
-                                         ddb_cancel *cancel, void (*blocked)(void *arg),
-                                         void *arg);
+/* Another library (libddb_coord) keeps its own account of the threads it runs on a
+ * clock: its hook blocks (real time, at most real_timeout_ms) until those are quiet at
+ * the clock's now, returning 0 or DDB_ETIMEDOUT. ddb_fake_clock_settle consults it, so
+ * one settle covers heartbeats and contenders too. One hook per process. */
+typedef int (*ddb__settle_hook)(ddb_clock *c, int64_t real_timeout_ms);
+DDB_API void ddb__clock_set_settle_hook(ddb__settle_hook hook);
 /* Declares that the calling thread, woken by a fake clock advance, has finished the work
  * the advance released without waiting on the clock again (e.g. a library call returns
  * to its caller). No effect on other clocks or on threads not woken by an advance. */

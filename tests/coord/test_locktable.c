@@ -1,0 +1,303 @@
+/* test_locktable.c: the lock table and the lock item -- options and their bounds, the
+ * key of a lock with and without a sort key, the item's attributes and what each write
+ * does to them, the holder label and the time-to-live attribute. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_fixture.h"
+
+#define LEASE 30000
+
+static ddb_item *raw(proc *p, const char *name)
+{
+    ddb_error err;
+    ddb_item *key = ddb__lock_key(p->locks, name, &err);
+    ddb_result res = {0};
+    ck_assert_int_eq(ddb_get_item(p->table, key, &(ddb_get_options){.consistent_read = true},
+                                  &res, &err),
+                     0);
+    ddb_item_free(key);
+    ddb_item *it = res.item;
+    res.item = NULL;
+    ddb_result_cleanup(&res);
+    return it;
+}
+
+static ddb_lease *take(proc *p, const char *name)
+{
+    ddb_lease *lease = NULL;
+    ddb_error err;
+    ck_assert_int_eq(ddb_lock_try_acquire(p->locks, name, LEASE, NULL, &lease, &err), 0);
+    ck_assert_ptr_nonnull(lease);
+    return lease;
+}
+
+/* The item of lock nightly-report: pk LOCK#nightly-report, sk LOCK, and the fixed
+ * attributes, beside the entities of a single-table design. */
+START_TEST(test_item_key_and_attributes)
+{
+    proc *a = cx_proc(&(proc_options){.holder_label = "pod-1"});
+    ddb_error err;
+    ddb_item *order = ddb_item_new();
+    ddb_item_set_s(order, "pk", "ORDER#1");
+    ddb_item_set_s(order, "sk", "ORDER");
+    ck_assert_int_eq(ddb_put_item(a->table, order, NULL, NULL, &err), 0);
+    ddb_item_free(order);
+    ddb_lease *lease = take(a, "nightly-report");
+    ddb_item *it = raw(a, "nightly-report");
+    ck_assert_ptr_nonnull(it);
+    ck_assert_str_eq(ddb_item_get_s(it, "pk"), "LOCK#nightly-report");
+    ck_assert_str_eq(ddb_item_get_s(it, "sk"), "LOCK");
+    ck_assert_str_eq(ddb_item_get_s(it, "_type"), "LOCK");
+    ck_assert_str_eq(ddb_item_get_s(it, "owner"), ddb_lease_owner(lease));
+    ck_assert_ptr_nonnull(ddb_item_get_s(it, "rvn"));
+    int64_t v;
+    ck_assert_int_eq(ddb_item_get_i64(it, "fence", &v), 0);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(ddb_item_get_i64(it, "leaseMs", &v), 0);
+    ck_assert_int_eq(v, LEASE);
+    ck_assert_str_eq(ddb_item_get_s(it, "holder"), "pod-1");
+    ck_assert_uint_eq(ddb_item_count(it), 8);
+    ddb_item_free(it);
+    ddb_lease_release(lease);
+    cx_proc_free(a);
+}
+END_TEST
+
+/* A table without a sort key: the key is the partition key alone. */
+START_TEST(test_item_key_without_sort_key)
+{
+    proc *a = cx_proc(&(proc_options){.table = CX.flat});
+    ddb_lease *lease = take(a, "job");
+    ddb_item *it = raw(a, "job");
+    ck_assert_str_eq(ddb_item_get_s(it, "pk"), "LOCK#job");
+    ck_assert_ptr_null(ddb_item_get(it, "sk"));
+    ddb_item_free(it);
+    ddb_lease_release(lease);
+    cx_proc_free(a);
+}
+END_TEST
+
+/* Every acquire has a new owner and raises the token by one; a release removes owner,
+ * leaseMs and holder and keeps the item and its token, so the token never goes back. */
+START_TEST(test_owner_new_per_acquire_fence_by_one)
+{
+    proc *a = cx_proc(&(proc_options){.holder_label = "pod-1"});
+    char owners[4][DDB__LOCK_ID_LEN + 1];
+    for (int i = 0; i < 4; i++) {
+        ddb_lease *lease = take(a, "job");
+        ck_assert_int_eq(ddb_lease_fencing_token(lease), i + 1);
+        snprintf(owners[i], sizeof owners[i], "%s", ddb_lease_owner(lease));
+        for (int k = 0; k < i; k++)
+            ck_assert_str_ne(owners[k], owners[i]);
+        ddb_lease_release(lease);
+        ddb_item *it = raw(a, "job");
+        ck_assert_ptr_nonnull(it);
+        ck_assert_ptr_null(ddb_item_get(it, "owner"));
+        ck_assert_ptr_null(ddb_item_get(it, "leaseMs"));
+        ck_assert_ptr_null(ddb_item_get(it, "holder"));
+        int64_t f;
+        ck_assert_int_eq(ddb_item_get_i64(it, "fence", &f), 0);
+        ck_assert_int_eq(f, i + 1);
+        ddb_item_free(it);
+    }
+    cx_proc_free(a);
+}
+END_TEST
+
+/* The holder label: written as holder; an acquire without a label removes the one of the
+ * holder before; it is no part of a condition, so processes with and without labels
+ * contend as equals. */
+START_TEST(test_holder_label_written_and_removed)
+{
+    proc *a = cx_proc(&(proc_options){.holder_label = "pod-a"}), *b = cx_proc(NULL);
+    ddb_lease *lease = take(a, "job");
+    ddb_lease *none = NULL;
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_ptr_null(none); /* the unlabelled one is refused like any other */
+    ddb_lease_release(lease);
+    lease = take(b, "job");
+    ddb_item *it = raw(a, "job");
+    ck_assert_ptr_null(ddb_item_get(it, "holder"));
+    ddb_item_free(it);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_ptr_null(none); /* and the labelled one too */
+    ddb_lease_release(lease);
+    cx_proc_free(a);
+    cx_proc_free(b);
+}
+END_TEST
+
+/* Holder labels have 1 to 256 characters (not bytes) of printable text. */
+START_TEST(test_holder_label_bounds)
+{
+    proc *a = cx_proc(NULL);
+    ddb_error err;
+    char label[600];
+    memset(label, 'x', 256);
+    label[256] = '\0';
+    ddb_lock_table *l = ddb_lock_table_new(a->table, &(ddb_lock_table_options){.holder_label = label},
+                                           &err);
+    ck_assert_ptr_nonnull(l);
+    ddb_lock_table_free(l);
+    label[256] = 'x';
+    label[257] = '\0';
+    ck_assert_ptr_null(ddb_lock_table_new(a->table,
+                                          &(ddb_lock_table_options){.holder_label = label},
+                                          &err));
+    ck_assert_int_eq(err.code, DDB_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "257"));
+    ck_assert_ptr_null(ddb_lock_table_new(a->table, &(ddb_lock_table_options){.holder_label = ""},
+                                          &err));
+    ck_assert_ptr_null(ddb_lock_table_new(
+        a->table, &(ddb_lock_table_options){.holder_label = "pod\n1"}, &err));
+    /* 256 two-byte characters are 256 characters. */
+    label[0] = '\0';
+    for (int i = 0; i < 256; i++)
+        strcat(label, "\xc3\xa9");
+    l = ddb_lock_table_new(a->table, &(ddb_lock_table_options){.holder_label = label}, &err);
+    ck_assert_ptr_nonnull(l);
+    ddb_lock_table_free(l);
+    ck_assert_ptr_null(ddb_lock_table_new(NULL, NULL, &err));
+    ddb_lock_table_free(NULL);
+    cx_proc_free(a);
+}
+END_TEST
+
+/* The time-to-live attribute: every write (acquire, renewal, release) sets it to the
+ * wall clock plus the retention, in seconds since the epoch; 30 days by default. */
+START_TEST(test_ttl_on_every_write)
+{
+    proc *a = cx_proc(&(proc_options){.ttl_attribute = "expiresAt"});
+    int64_t day_s = 86400;
+    int64_t now_s = ddb_clock_wall_ms(CX.fx.clock) / 1000;
+    ddb_lease *lease = take(a, "job");
+    ddb_item *it = raw(a, "job");
+    int64_t ttl;
+    ck_assert_int_eq(ddb_item_get_i64(it, "expiresAt", &ttl), 0);
+    ck_assert_int_eq(ttl, now_s + 30 * day_s);
+    ddb_item_free(it);
+    cx_advance(LEASE / 3);
+    it = raw(a, "job");
+    ck_assert_int_eq(ddb_item_get_i64(it, "expiresAt", &ttl), 0);
+    ck_assert_int_eq(ttl, now_s + LEASE / 3 / 1000 + 30 * day_s);
+    ddb_item_free(it);
+    cx_advance(5000);
+    ddb_lease_release(lease);
+    it = raw(a, "job");
+    ck_assert_int_eq(ddb_item_get_i64(it, "expiresAt", &ttl), 0);
+    ck_assert_int_eq(ttl, now_s + LEASE / 3 / 1000 + 5 + 30 * day_s);
+    ddb_item_free(it);
+    cx_proc_free(a);
+
+    proc *b = cx_proc(&(proc_options){.ttl_attribute = "expiresAt",
+                                      .ttl_retention_ms = DDB_LOCK_TTL_RETENTION_MIN_MS});
+    lease = take(b, "job2");
+    it = raw(b, "job2");
+    ck_assert_int_eq(ddb_item_get_i64(it, "expiresAt", &ttl), 0);
+    ck_assert_int_eq(ttl, ddb_clock_wall_ms(CX.fx.clock) / 1000 + day_s);
+    ddb_item_free(it);
+    ddb_lease_release(lease);
+    cx_proc_free(b);
+}
+END_TEST
+
+/* Without the option no time-to-live attribute is written, and the option only writes
+ * the attribute: it never turns time to live on for the table. */
+START_TEST(test_ttl_option_only_writes_attribute)
+{
+    CX_NEEDS_FAKEDB();
+    proc *a = cx_proc(&(proc_options){.ttl_attribute = "expiresAt"});
+    ddb_lease *lease = take(a, "job");
+    ddb_lease_release(lease);
+    ck_assert_int_eq(cx_requests("UpdateTimeToLive"), 0);
+    proc *b = cx_proc(NULL);
+    lease = take(b, "job2");
+    ddb_item *it = raw(b, "job2");
+    ck_assert_uint_eq(ddb_item_count(it), 7);
+    ddb_item_free(it);
+    ddb_lease_release(lease);
+    cx_proc_free(a);
+    cx_proc_free(b);
+}
+END_TEST
+
+/* The retention is at least a day; the attribute is not a key nor a lock attribute. */
+START_TEST(test_ttl_option_validation)
+{
+    proc *a = cx_proc(NULL);
+    ddb_error err;
+    ck_assert_ptr_null(ddb_lock_table_new(
+        a->table,
+        &(ddb_lock_table_options){.ttl_attribute = "expiresAt",
+                                  .ttl_retention_ms = DDB_LOCK_TTL_RETENTION_MIN_MS - 1},
+        &err));
+    ck_assert_int_eq(err.code, DDB_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "1 day"));
+    const char *bad[] = {"pk", "sk", "_type", "owner", "rvn", "fence", "leaseMs", "holder", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_ptr_null(ddb_lock_table_new(
+            a->table, &(ddb_lock_table_options){.ttl_attribute = bad[i]}, &err));
+        ck_assert_int_eq(err.code, DDB_EINVAL);
+    }
+    ddb_lock_table *l = ddb_lock_table_new(
+        a->table, &(ddb_lock_table_options){.ttl_attribute = "ttl"}, &err);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_str_eq(ddb__lock_table_ttl_attribute(l), "ttl");
+    ck_assert_ptr_eq(ddb_lock_table_table(l), a->table);
+    ddb_lock_table_free(l);
+    cx_proc_free(a);
+}
+END_TEST
+
+/* The accessors of a lease. */
+START_TEST(test_lease_accessors)
+{
+    proc *a = cx_proc(NULL);
+    ddb_lease *lease = take(a, "job");
+    ck_assert_str_eq(ddb_lease_name(lease), "job");
+    ck_assert_uint_eq(strlen(ddb_lease_owner(lease)), DDB__LOCK_ID_LEN);
+    ck_assert_int_eq(ddb_lease_duration_ms(lease), LEASE);
+    ck_assert_ptr_eq(ddb_lease_lock_table(lease), a->locks);
+    ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_NONE);
+    ck_assert_str_eq(ddb_loss_reason_name(DDB_LOSS_NONE), "none");
+    ck_assert_str_eq(ddb_loss_reason_name(DDB_LOSS_TABLE_NOT_FOUND), "table_not_found");
+    ck_assert_ptr_null(ddb_lease_ended(NULL));
+    ck_assert_int_eq(ddb_lease_fencing_token(NULL), 0);
+    ddb_lease_release(NULL);
+    bool held;
+    ck_assert_int_eq(ddb_lease_renew(NULL, NULL, &held, NULL), DDB_EINVAL);
+    ddb_lease_release(lease);
+    cx_proc_free(a);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("locktable");
+    TCase *tc = tcase_create("locktable");
+    tcase_add_checked_fixture(tc, cx_setup, cx_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_item_key_and_attributes);
+    tcase_add_test(tc, test_item_key_without_sort_key);
+    tcase_add_test(tc, test_owner_new_per_acquire_fence_by_one);
+    tcase_add_test(tc, test_holder_label_written_and_removed);
+    tcase_add_test(tc, test_holder_label_bounds);
+    tcase_add_test(tc, test_ttl_on_every_write);
+    tcase_add_test(tc, test_ttl_option_only_writes_attribute);
+    tcase_add_test(tc, test_ttl_option_validation);
+    tcase_add_test(tc, test_lease_accessors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,440 @@
+/* test_testing.c: libddb_testing -- the reference's two testing examples in C, and a
+ * test for each helper and each rule of its semantics. Runs against the in-process fake
+ * by default, and against any DynamoDB-compatible server (DynamoDB Local in CI) when
+ * DYNALOCK_TEST_ENDPOINT is set; either way the clients share a fake clock, so leases,
+ * heartbeats and polls move without sleeping. */
+#include <check.h>
+#include <dynalock/testing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LEASE_MS 30000
+#define REAL_WAIT_MS 20000
+
+/* The world a test runs in: a server, a fake clock, a table, and up to three
+ * "processes" (a client and a lock table each). */
+typedef struct world {
+    ddb_fake *fake;        /* NULL against an external endpoint */
+    ddb_clock *clock;
+    char table_name[64];
+    ddb_client *client[3];
+    ddb_table *table[3];
+    ddb_lock_table *locks[3];
+} world;
+
+static world w;
+static int table_seq;
+
+static ddb_client *new_client(void)
+{
+    ddb_error err;
+    ddb_client *c;
+    const char *endpoint = getenv("DYNALOCK_TEST_ENDPOINT");
+    if (w.fake) {
+        c = ddb_fake_client_new(w.fake, NULL, &err);
+    } else {
+        c = ddb_client_new(&(ddb_client_options){.endpoint = endpoint, .region = "us-east-1",
+                                                 .access_key_id = "AKIDTEST",
+                                                 .secret_access_key = "test-secret",
+                                                 .clock = w.clock, .imds_disabled = true,
+                                                 .log_level = DDB_LOG_WARN},
+                           &err);
+    }
+    ck_assert_msg(c != NULL, "client: %s", err.message);
+    return c;
+}
+
+static void world_up(void)
+{
+    ddb_error err;
+    memset(&w, 0, sizeof w);
+    snprintf(w.table_name, sizeof w.table_name, "Shop%d_%d", (int)getpid(), ++table_seq);
+    if (!getenv("DYNALOCK_TEST_ENDPOINT")) {
+        w.fake = ddb_fake_start(NULL, &err);
+        ck_assert_msg(w.fake != NULL, "fake: %s", err.message);
+        w.clock = ddb_clock_ref(ddb_fake_clock(w.fake));
+        ck_assert_int_eq(ddb_fake_create_table(w.fake, w.table_name, "pk", "sk", &err), 0);
+    } else {
+        w.clock = ddb_fake_clock_new(1767225600000LL);
+    }
+    for (int i = 0; i < 3; i++) {
+        w.client[i] = new_client();
+        if (i == 0 && !w.fake) {
+            ddb_key_schema ks = {.pk = "pk", .sk = "sk"};
+            ck_assert_msg(ddb_create_table(w.client[0], w.table_name, &ks,
+                                           &(ddb_create_table_options){.wait_active = true},
+                                           &err) == 0,
+                          "create table: %s", err.message);
+        }
+        w.table[i] = ddb_table_open(w.client[i], w.table_name, "pk", "sk", &err);
+        ck_assert_ptr_nonnull(w.table[i]);
+        static const char *labels[] = {"this-pod", "other-pod", "third-pod"};
+        w.locks[i] = ddb_lock_table_new(
+            w.table[i], &(ddb_lock_table_options){.holder_label = labels[i]}, &err);
+        ck_assert_msg(w.locks[i] != NULL, "lock table: %s", err.message);
+    }
+}
+
+static void world_down(void)
+{
+    for (int i = 0; i < 3; i++) {
+        ddb_lock_table_free(w.locks[i]);
+        ddb_table_close(w.table[i]);
+    }
+    if (!w.fake && w.client[0])
+        ddb_delete_table(w.client[0], w.table_name, NULL, NULL);
+    for (int i = 0; i < 3; i++)
+        ddb_client_free(w.client[i]);
+    ddb_clock_unref(w.clock);
+    ddb_fake_stop(w.fake);
+}
+
+/* Moves the shared fake clock and waits until the work it released is done. */
+static void advance(int64_t ms)
+{
+    if (w.fake) {
+        ck_assert_int_eq(ddb_fake_advance(w.fake, ms), 0);
+    } else {
+        ck_assert_int_eq(ddb_fake_clock_advance(w.clock, ms), 0);
+        ck_assert_int_eq(ddb_fake_clock_settle(w.clock, REAL_WAIT_MS), 0);
+    }
+}
+
+static ddb_lease *acquire(int who, const char *name)
+{
+    ddb_error err;
+    ddb_lease *lease = NULL;
+    int rc = ddb_lock_try_acquire(w.locks[who], name, LEASE_MS, NULL, &lease, &err);
+    ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
+    return lease;
+}
+
+static ddb_lock_state state_of(const char *name)
+{
+    ddb_error err;
+    ddb_lock_state s;
+    ck_assert_msg(ddb_lock_get_state(w.locks[0], name, &s, &err) == 0, "state: %s", err.message);
+    return s;
+}
+
+static ddb_lock_state held_by(const char *label, int64_t token)
+{
+    ddb_lock_state s = {.exists = true, .is_held = true, .lease_ms = LEASE_MS,
+                        .fencing_token = token};
+    snprintf(s.holder_label, sizeof s.holder_label, "%s", label);
+    return s;
+}
+
+/* ---- the reference's first example: a renewal that finds another holder */
+START_TEST(reference_example_simulated_holder)
+{
+    ddb_error err;
+    ddb_lease *lease = acquire(0, "order-sweeper");
+    ck_assert_ptr_nonnull(lease);
+    int64_t token = 0;
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "order-sweeper", LEASE_MS,
+                                              "another-pod", &token, &err),
+                     0);
+    ck_assert_int_eq(token, 2);
+    bool held = true;
+    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert(!held);
+    ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
+    ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TAKEN_OVER);
+    ddb_lock_state expect = held_by("another-pod", 2);
+    ddb_lock_state got = state_of("order-sweeper");
+    ck_assert(ddb_lock_state_equal(&got, &expect));
+    ddb_lease_release(lease);
+}
+END_TEST
+
+/* ---- the reference's second example: a follower that is refused and waits */
+typedef struct election {
+    ddb_lock_table *locks;
+    ddb_cancel *stop;
+    int rc;
+    int work_runs;
+} election;
+
+static int work_until_stopped(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_error *err)
+{
+    election *e = arg;
+    e->work_runs++;
+    ddb_clock_sleep(w.clock, -1, stop);
+    return 0;
+}
+
+static void *run_election(void *arg)
+{
+    election *e = arg;
+    ddb_error err;
+    e->rc = ddb_lock_run_as_leader(e->locks, "order-sweeper", LEASE_MS, work_until_stopped, e,
+                                   e->stop, &err);
+    return NULL;
+}
+
+START_TEST(reference_example_follower_refused)
+{
+    ddb_error err;
+    ddb_lease *held = acquire(0, "order-sweeper");
+    ck_assert_ptr_nonnull(held);
+    ddb_refusal_watch *refused = ddb_lock_wait_for_refusal(w.locks[1], "order-sweeper", &err);
+    ck_assert_ptr_nonnull(refused);
+    election e = {.locks = w.locks[1], .stop = ddb_cancel_new()};
+    pthread_t t;
+    pthread_create(&t, NULL, run_election, &e);
+    ck_assert_int_eq(ddb_refusal_wait(refused, REAL_WAIT_MS, NULL), 0);
+    ddb_cancel_set(e.stop);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(e.rc, DDB_ECANCELED);
+    ck_assert_int_eq(e.work_runs, 0);
+    ddb_refusal_watch_free(refused);
+    ddb_cancel_unref(e.stop);
+    ddb_lease_release(held);
+}
+END_TEST
+
+/* ---- simulate_holder */
+START_TEST(simulated_holder_tokens_rise)
+{
+    ddb_error err;
+    int64_t t1 = 0, t2 = 0;
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", LEASE_MS, NULL, &t1, &err), 0);
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", LEASE_MS, "x", &t2, &err), 0);
+    ck_assert_int_eq(t1, 1);
+    ck_assert_int_eq(t2, 2);
+    ddb_lock_state expect = held_by("x", 2);
+    ddb_lock_state got = state_of("a");
+    ck_assert(ddb_lock_state_equal(&got, &expect));
+}
+END_TEST
+
+START_TEST(simulated_holder_lease_lost_at_next_renewal)
+{
+    ddb_error err;
+    ddb_lease *lease = acquire(0, "a");
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[1], "a", LEASE_MS, "crashed", NULL, &err),
+                     0);
+    ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
+    advance(LEASE_MS / 3); /* the heartbeat's renewal finds the other owner */
+    ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
+    ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TAKEN_OVER);
+    ddb_lease_release(lease);
+}
+END_TEST
+
+START_TEST(simulated_holder_taken_over_after_a_whole_lease)
+{
+    ddb_error err;
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[1], "a", LEASE_MS, "crashed", NULL, &err),
+                     0);
+    /* The first try sees the holder and starts counting on this process's clock. */
+    ck_assert_ptr_null(acquire(0, "a"));
+    advance(LEASE_MS - 1);
+    ck_assert_ptr_null(acquire(0, "a")); /* not yet a whole lease */
+    advance(1);
+    ddb_lease *lease = acquire(0, "a");
+    ck_assert_ptr_nonnull(lease);
+    ck_assert(ddb_lease_takeover(lease));
+    ck_assert_int_eq(ddb_lease_fencing_token(lease), 2);
+    ddb_lease_release(lease);
+}
+END_TEST
+
+START_TEST(simulated_holder_rejects_bad_input)
+{
+    ddb_error err;
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", 999, NULL, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", DDB_LEASE_MAX_MS + 1, NULL, NULL,
+                                              &err),
+                     DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", LEASE_MS, "", NULL, &err),
+                     DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "", LEASE_MS, NULL, NULL, &err),
+                     DDB_EINVAL);
+    ddb_lock_state got = state_of("a");
+    ck_assert(!got.exists);
+}
+END_TEST
+
+/* ---- simulate_release */
+START_TEST(simulated_release_frees_and_raises_token)
+{
+    ddb_error err;
+    ddb_lease *lease = acquire(0, "a");
+    ck_assert_int_eq(ddb_lease_fencing_token(lease), 1);
+    ck_assert_int_eq(ddb_lock_simulate_release(w.locks[1], "a", &err), 0);
+    ddb_lock_state got = state_of("a");
+    ddb_lock_state expect = {.exists = true, .is_held = false, .fencing_token = 1};
+    ck_assert(ddb_lock_state_equal(&got, &expect));
+    /* The next acquire, by anyone, finds it free at once and raises the token. */
+    ddb_lease *next = acquire(1, "a");
+    ck_assert_ptr_nonnull(next);
+    ck_assert(!ddb_lease_takeover(next));
+    ck_assert_int_eq(ddb_lease_fencing_token(next), 2);
+    /* This process's lease is lost, taken over. */
+    bool held = true;
+    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert(!held);
+    ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TAKEN_OVER);
+    ddb_lease_release(lease);
+    ddb_lease_release(next);
+}
+END_TEST
+
+START_TEST(simulated_release_of_missing_lock_creates_nothing)
+{
+    ddb_error err;
+    ck_assert_int_eq(ddb_lock_simulate_release(w.locks[0], "never", &err), 0);
+    ddb_lock_state got = state_of("never");
+    ck_assert(!got.exists);
+}
+END_TEST
+
+/* ---- simulate_delete */
+START_TEST(simulated_delete_loses_lease_and_restarts_token)
+{
+    ddb_error err;
+    ddb_lease *first = acquire(0, "a");
+    ddb_lease_release(first);
+    ddb_lease *lease = acquire(0, "a");
+    ck_assert_int_eq(ddb_lease_fencing_token(lease), 2);
+    ck_assert_int_eq(ddb_lock_simulate_delete(w.locks[1], "a", &err), 0);
+    ddb_lock_state got = state_of("a");
+    ck_assert(!got.exists);
+    advance(LEASE_MS / 3);
+    ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
+    ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_DELETED);
+    ddb_lease *next = acquire(1, "a");
+    ck_assert_int_eq(ddb_lease_fencing_token(next), 1);
+    ddb_lease_release(lease);
+    ddb_lease_release(next);
+}
+END_TEST
+
+/* ---- get_state */
+START_TEST(state_follows_the_lock)
+{
+    ddb_lock_state none = state_of("a");
+    ddb_lock_state expect_none = {0};
+    ck_assert(ddb_lock_state_equal(&none, &expect_none));
+    ddb_lease *lease = acquire(2, "a");
+    ddb_lock_state held = state_of("a");
+    ddb_lock_state expect_held = held_by("third-pod", 1);
+    ck_assert(ddb_lock_state_equal(&held, &expect_held));
+    ddb_lease_release(lease);
+    ddb_lock_state freed = state_of("a");
+    ddb_lock_state expect_free = {.exists = true, .fencing_token = 1};
+    ck_assert(ddb_lock_state_equal(&freed, &expect_free));
+}
+END_TEST
+
+/* ---- wait_for_refusal */
+START_TEST(refusal_by_try_acquire)
+{
+    ddb_error err;
+    ddb_lease *lease = acquire(0, "a");
+    ddb_refusal_watch *watch = ddb_lock_wait_for_refusal(w.locks[1], "a", &err);
+    ck_assert(!ddb_refusal_happened(watch));
+    ck_assert_ptr_null(acquire(1, "a"));
+    ck_assert(ddb_refusal_happened(watch));
+    ck_assert_int_eq(ddb_refusal_wait(watch, 0, NULL), 0);
+    ddb_refusal_watch_free(watch);
+    ddb_lease_release(lease);
+}
+END_TEST
+
+START_TEST(no_refusal_when_free_or_other_lock)
+{
+    ddb_error err;
+    ddb_lease *other = acquire(0, "b");
+    ddb_refusal_watch *watch = ddb_lock_wait_for_refusal(w.locks[1], "a", &err);
+    ddb_lease *lease = acquire(1, "a"); /* free: acquired, not refused */
+    ck_assert_ptr_nonnull(lease);
+    ck_assert_ptr_null(acquire(1, "b")); /* refused, but on another lock */
+    ck_assert(!ddb_refusal_happened(watch));
+    ck_assert_int_eq(ddb_refusal_wait(watch, 0, NULL), DDB_ETIMEDOUT);
+    ddb_cancel *c = ddb_cancel_new();
+    ddb_cancel_set(c);
+    ck_assert_int_eq(ddb_refusal_wait(watch, REAL_WAIT_MS, c), DDB_ECANCELED);
+    ddb_cancel_unref(c);
+    ddb_refusal_watch_free(watch);
+    ddb_lease_release(lease);
+    ddb_lease_release(other);
+}
+END_TEST
+
+typedef struct contender {
+    ddb_lock_table *locks;
+    ddb_cancel *stop;
+    ddb_lease *lease;
+    int rc;
+} contender;
+
+static void *run_acquire(void *arg)
+{
+    contender *c = arg;
+    ddb_error err;
+    c->rc = ddb_lock_acquire(c->locks, "a", LEASE_MS, c->stop, &c->lease, &err);
+    return NULL;
+}
+
+START_TEST(refusal_by_acquire_poll_then_takeover_of_crashed_holder)
+{
+    ddb_error err;
+    ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", LEASE_MS, "crashed", NULL, &err),
+                     0);
+    ddb_refusal_watch *watch = ddb_lock_wait_for_refusal(w.locks[1], "a", &err);
+    contender c = {.locks = w.locks[1], .stop = ddb_cancel_new()};
+    pthread_t t;
+    pthread_create(&t, NULL, run_acquire, &c);
+    ck_assert_int_eq(ddb_refusal_wait(watch, REAL_WAIT_MS, NULL), 0);
+    /* It polls every third of the holder's lease, and takes over after a whole one. */
+    for (int i = 0; i < 3; i++)
+        advance(LEASE_MS / 3);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(c.rc, 0);
+    ck_assert(ddb_lease_takeover(c.lease));
+    ddb_lock_state got = state_of("a");
+    ddb_lock_state expect = held_by("other-pod", 2);
+    ck_assert(ddb_lock_state_equal(&got, &expect));
+    ddb_lease_release(c.lease);
+    ddb_cancel_unref(c.stop);
+    ddb_refusal_watch_free(watch);
+}
+END_TEST
+
+static Suite *testing_suite(void)
+{
+    Suite *s = suite_create("testing");
+    TCase *tc = tcase_create("helpers");
+    tcase_add_checked_fixture(tc, world_up, world_down);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, reference_example_simulated_holder);
+    tcase_add_test(tc, reference_example_follower_refused);
+    tcase_add_test(tc, simulated_holder_tokens_rise);
+    tcase_add_test(tc, simulated_holder_lease_lost_at_next_renewal);
+    tcase_add_test(tc, simulated_holder_taken_over_after_a_whole_lease);
+    tcase_add_test(tc, simulated_holder_rejects_bad_input);
+    tcase_add_test(tc, simulated_release_frees_and_raises_token);
+    tcase_add_test(tc, simulated_release_of_missing_lock_creates_nothing);
+    tcase_add_test(tc, simulated_delete_loses_lease_and_restarts_token);
+    tcase_add_test(tc, state_follows_the_lock);
+    tcase_add_test(tc, refusal_by_try_acquire);
+    tcase_add_test(tc, no_refusal_when_free_or_other_lock);
+    tcase_add_test(tc, refusal_by_acquire_poll_then_takeover_of_crashed_holder);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(testing_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
