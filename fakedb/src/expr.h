@@ -67,6 +67,10 @@ const char *const *fakedb__expr_update_targets(const fakedb__expr *e);
  * list indexes kept in their structure, as DynamoDB returns them). */
 json_object *fakedb__expr_project(const fakedb__expr *e, json_object *item);
 
+/* Whether a condition or filter refers to the top-level attribute `name` (through any
+ * path that starts with it): Query refuses a filter on a key attribute. */
+bool fakedb__expr_refers_to(const fakedb__expr *e, const char *name);
+
 /* Key condition, resolved against the key schema of the table or index being queried. */
 typedef enum fakedb__key_op {
     FAKEDB_KEY_NONE = 0, FAKEDB_KEY_EQ, FAKEDB_KEY_LT, FAKEDB_KEY_LE, FAKEDB_KEY_GT,

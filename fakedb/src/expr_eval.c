@@ -803,3 +803,20 @@ size_t fakedb__item_size(json_object *item)
     json_object_object_foreach(item, k, v) total += strlen(k) + av_bytes(v);
     return total;
 }
+
+static bool node_refers_to(const expr_node *n, const char *name)
+{
+    if (n == NULL)
+        return false;
+    if (n->kind == NODE_PATH)
+        return n->path.n > 0 && n->path.elems[0].name != NULL && strcmp(n->path.elems[0].name, name) == 0;
+    for (int i = 0; i < n->nargs; i++)
+        if (node_refers_to(n->args[i], name))
+            return true;
+    return false;
+}
+
+bool fakedb__expr_refers_to(const fakedb__expr *e, const char *name)
+{
+    return e != NULL && name != NULL && node_refers_to(e->cond, name);
+}

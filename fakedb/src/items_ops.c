@@ -74,11 +74,12 @@ static int check_legacy(json_object *req, const char *const *legacy, fakedb__rep
     return 0;
 }
 
-static int enum_param(json_object *req, const char *param, const char *const *allowed,
+/* allowed is in the order DynamoDB lists the set in its message; absent means dflt. */
+static int enum_param(json_object *req, const char *param, const char *const *allowed, const char *dflt,
                       const char **out, fakedb__reply *r)
 {
     json_object *v = fakedb__json_get(req, param);
-    *out = allowed[0];
+    *out = dflt;
     if (!v)
         return 0;
     if (!json_object_is_type(v, json_type_string))
@@ -109,7 +110,7 @@ int fakedb__write_prepare(fakedb *db, fakedb__wkind kind, json_object *req, fake
     w->kind = kind;
     const char *rvf;
     if (check_legacy(req, k_legacy_write, r) ||
-        enum_param(req, "ReturnValuesOnConditionCheckFailure", k_rv_fail, &rvf, r))
+        enum_param(req, "ReturnValuesOnConditionCheckFailure", k_rv_fail, "NONE", &rvf, r))
         return -1;
     w->return_old_on_fail = !strcmp(rvf, "ALL_OLD");
     if (fakedb__table_lookup(db, req, &w->table, r))
@@ -240,13 +241,13 @@ static json_object *pick(json_object *item, const char *const *names)
     return o;
 }
 
-static const char *const k_rv_put[] = { "NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL };
+static const char *const k_rv_put[] = { "ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL };
 
 /* One single-item write request, start to end. */
 static int single_write(fakedb *db, fakedb__wkind kind, json_object *req, fakedb__reply *r)
 {
     const char *rv;
-    if (enum_param(req, "ReturnValues", k_rv_put, &rv, r))
+    if (enum_param(req, "ReturnValues", k_rv_put, "NONE", &rv, r))
         return -1;
     if (kind != FDB_W_UPDATE && strcmp(rv, "NONE") && strcmp(rv, "ALL_OLD"))
         return fakedb__fail_validation(r, "ReturnValues can only be ALL_OLD or NONE");

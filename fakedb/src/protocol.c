@@ -1,7 +1,8 @@
 /* protocol.c: DynamoDB's JSON protocol. Checks a request the way DynamoDB does (size,
  * authentication, X-Amz-Target, content type, JSON), applies faults, dispatches to the
  * operation and writes the answer: the body, x-amzn-RequestId, x-amz-crc32, and errors
- * as {"__type": ..., "message": ...} with DynamoDB's status. */
+ * as {"__type": ..., "message": ...} ("Message" in TransactionCanceledException, as
+ * DynamoDB writes it) with DynamoDB's status. */
 #include "internal.h"
 
 #include <sigv4.h>
@@ -135,7 +136,9 @@ static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
     if (r->type) {
         o = json_object_new_object();
         json_object_object_add(o, "__type", json_object_new_string(r->type));
-        json_object_object_add(o, "message", json_object_new_string(r->message));
+        /* DynamoDB spells the key "Message" in TransactionCanceledException only. */
+        json_object_object_add(o, strstr(r->type, "#TransactionCanceledException") ? "Message" : "message",
+                               json_object_new_string(r->message));
         if (r->body && json_object_is_type(r->body, json_type_object)) {
             json_object_object_foreach(r->body, k, v) json_object_object_add(o, k, json_object_get(v));
         }

@@ -328,6 +328,9 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
         strcmp(sel, "SPECIFIC_ATTRIBUTES") && strcmp(sel, "COUNT"))
         return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]", sel);
     bool has_proj = q->proj || q->attrs_to_get;
+    if (sel && !has_proj && !strcmp(sel, "SPECIFIC_ATTRIBUTES"))
+        return fakedb__fail_validation(r, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
+                                       q->scan ? "" : "1 validation error detected: ");
     if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
         return fakedb__fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
     q->count_only = sel && !strcmp(sel, "COUNT");
@@ -349,11 +352,21 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
         if (!q->ix->global && has_proj)
             q->all_attrs = true;    /* an LSI fetches non-projected attributes from the table */
     } else if (sel && !strcmp(sel, "ALL_PROJECTED_ATTRIBUTES")) {
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for the table");
+        return fakedb__fail_validation(r, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     }
-    if (!q->scan && key_condition(q, r))
+    if (q->scan)
+        return parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r);
+    /* A query's filter may not name the key attributes of what it queries. */
+    const char *keys[2] = { q->ix ? q->ix->pk : q->t->pk, q->ix ? q->ix->sk : q->t->sk };
+    for (int i = 0; i < 2; i++)
+        if (keys[i] && fakedb__expr_refers_to(q->filter, keys[i]))
+            return fakedb__fail_validation(r, "Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", keys[i]);
+    if (key_condition(q, r) || parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r))
         return -1;
-    return parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r);
+    const fakedb__key *from = q->ix ? q->start_ix : q->start;
+    if (q->has_start && (from->pk_len != q->kc->pk_len || memcmp(from->pk, q->kc->pk, from->pk_len)))
+        return fakedb__fail_validation(r, "The provided starting key is outside query boundaries based on provided conditions");
+    return 0;
 }
 
 static void qstate_clear(qstate *q)
@@ -387,7 +400,7 @@ static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply 
             if (q.segment < 0)
                 return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0", q.segment);
             if (q.segment >= q.total_segments)
-                return fakedb__fail_validation(r, "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %ld is out of bounds for TotalSegments: %ld", q.segment, q.total_segments);
+                return fakedb__fail_validation(r, "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %ld is not less than TotalSegments: %ld", q.segment, q.total_segments);
         }
     }
     pthread_mutex_lock(&db->lock);

@@ -91,7 +91,9 @@ int fakedb__table_lookup(fakedb *db, json_object *req, fakedb__table **out, fake
     if (!v)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(v, json_type_string))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "%s", json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)
+                                                            ? "NUMBER_VALUE cannot be converted to String"
+                                                            : "Unexpected value type in payload");
     const char *name = strip_arn(json_object_get_string(v));
     if (fakedb__valid_name(name, "tableName", r))
         return -1;
@@ -187,7 +189,33 @@ fakedb__table *fakedb__table_from_spec(const char *name, json_object *spec)
     return t;
 }
 
-static int check_key_schema(json_object *ks, json_object *defs, const char *what, fakedb__reply *r)
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "a, b, c": the names of AttributeDefinitions in sorted order, as DynamoDB lists them. */
+static void def_names(json_object *defs, char *out, size_t cap)
+{
+    const char *names[64];
+    size_t n = 0, o = 0;
+    out[0] = 0;
+    size_t total = defs && json_object_is_type(defs, json_type_array) ? json_object_array_length(defs) : 0;
+    for (size_t i = 0; i < total && n < 64; i++) {
+        const char *an = fakedb__json_str(json_object_array_get_idx(defs, i), "AttributeName");
+        if (an)
+            names[n++] = an;
+    }
+    qsort(names, n, sizeof names[0], cmp_str);
+    for (size_t i = 0; i < n && o < cap; i++) {
+        int w = snprintf(out + o, cap - o, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+}
+
+static int check_key_schema(json_object *ks, json_object *defs, const char *what, bool table_key, fakedb__reply *r)
 {
     if (!ks || !json_object_is_type(ks, json_type_array) || json_object_array_length(ks) == 0)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", what);
@@ -206,8 +234,13 @@ static int check_key_schema(json_object *ks, json_object *defs, const char *what
             return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s.%zu.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", kt, what, i + 1);
         if ((i == 0) != (strcmp(kt, "HASH") == 0))
             return fakedb__fail_validation(r, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
-        if (!attr_type(defs, an))
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [...]", an);
+        if (!attr_type(defs, an)) {
+            if (table_key)
+                return fakedb__fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
+            char names[1024];
+            def_names(defs, names, sizeof names);
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]", an, names);
+        }
     }
     if (n == 2) {
         const char *a = fakedb__json_str(json_object_array_get_idx(ks, 0), "AttributeName");
@@ -257,7 +290,7 @@ static int check_index(json_object *ix, json_object *defs, bool global, bool on_
     if (fakedb__valid_name(name, "indexName", r))
         return -1;
     json_object *ks = fakedb__json_get(ix, "KeySchema");
-    if (check_key_schema(ks, defs, "keySchema", r) || check_projection(fakedb__json_get(ix, "Projection"), r))
+    if (check_key_schema(ks, defs, "keySchema", false, r) || check_projection(fakedb__json_get(ix, "Projection"), r))
         return -1;
     const char *h, *rg;
     key_schema_names(ks, &h, &rg);
@@ -470,7 +503,7 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
         fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
         return NULL;
     }
-    if (check_key_schema(ks, defs, "keySchema", r) ||
+    if (check_key_schema(ks, defs, "keySchema", true, r) ||
         check_throughput(fakedb__json_get(req, "ProvisionedThroughput"), on_demand, "provisionedThroughput", r))
         return NULL;
     const char *pk, *sk;
@@ -884,6 +917,8 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
                 : fakedb__fail_validation(r, "TimeToLive is already enabled");
         } else if (!enable && !t->ttl_attr) {
             rc = fakedb__fail_validation(r, "TimeToLive is already disabled");
+        } else if (!enable && strcmp(t->ttl_attr, attr)) {
+            rc = fakedb__fail_validation(r, "TimeToLive is active on a different AttributeName: current AttributeName is %s", t->ttl_attr);
         } else {
             char *old = t->ttl_attr;
             t->ttl_attr = enable ? strdup(attr) : NULL;
@@ -916,6 +951,8 @@ int fakedb__op_describe_ttl(fakedb *db, json_object *req, fakedb__reply *r)
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
     int rc = fakedb__table_lookup(db, req, &t, r);
+    if (rc && r->type && !strcmp(r->type, FDB_E_NOT_FOUND))    /* as DescribeTable says it */
+        fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     if (rc == 0) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "TimeToLiveStatus", json_object_new_string(t->ttl_attr ? "ENABLED" : "DISABLED"));

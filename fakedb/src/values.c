@@ -182,8 +182,10 @@ static json_object *normal_number(json_object *v, fakedb__reply *r)
     return json_object_new_string(buf);
 }
 
-static int set_dup_error(json_object *arr, fakedb__reply *r)
+static int set_dup_error(json_object *arr, char t, fakedb__reply *r)
 {
+    if (t == 'N')    /* DynamoDB names no elements for a number set */
+        return fakedb__fail_validation(r, "Input collection contains duplicates");
     char list[512];
     size_t o = 0;
     size_t n = json_object_array_length(arr);
@@ -248,7 +250,7 @@ static int validate_set(json_object *arr, char kind, fakedb__reply *r)
             dup = cmp_strings(&sorted[i - 1], &sorted[i]) == 0;
     }
     free(sorted);
-    return dup ? set_dup_error(arr, r) : 0;
+    return dup ? set_dup_error(arr, kind, r) : 0;
 }
 
 static int validate_av(json_object *av, int depth, fakedb__reply *r);
@@ -268,7 +270,7 @@ static int validate_map(json_object *m, int depth, fakedb__reply *r)
 static int validate_av(json_object *av, int depth, fakedb__reply *r)
 {
     if (depth > FDB_MAX_NESTING)
-        return fakedb__fail_validation(r, "Nesting Levels have exceeded supported limits");
+        return fakedb__fail_validation(r, "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit");
     if (!av || !json_object_is_type(av, json_type_object))
         return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     const char *type = NULL;

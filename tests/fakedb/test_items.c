@@ -37,6 +37,46 @@ static void expect_error(const char *op, const char *body, const char *type, con
     fdbt_free(&r);
 }
 
+/* DynamoDB's exact texts for malformed requests: an enum lists its set in DynamoDB's
+ * order, key schemas name what they miss, nesting stops at 32 levels, and a number where
+ * a string belongs is a SerializationException. */
+START_TEST(request_error_texts)
+{
+    fdbt_resp r = fdbt_call("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"ReturnValues\":\"EVERYTHING\"}");
+    ck_assert_str_eq(fdbt_message(&r), "1 validation error detected: Value 'EVERYTHING' at 'returnValues' failed to satisfy constraint: "
+                                       "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]");
+    fdbt_free(&r);
+    r = fdbt_call("CreateTable", "{\"TableName\":\"NoDef\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}");
+    ck_assert_str_eq(fdbt_message(&r), "Invalid KeySchema: Some index key attribute have no definition");
+    fdbt_free(&r);
+    r = fdbt_call("CreateTable", "{\"TableName\":\"NoDef\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"a\",\"AttributeType\":\"S\"}],"
+                                 "\"BillingMode\":\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byU\",\"KeySchema\":[{\"AttributeName\":\"u\",\"KeyType\":\"HASH\"}],"
+                                 "\"Projection\":{\"ProjectionType\":\"ALL\"}}]}");
+    ck_assert_str_eq(fdbt_message(&r), "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. "
+                                       "Keys: [u], AttributeDefinitions: [a, pk]");
+    fdbt_free(&r);
+    char body[2048];
+    for (int levels = 31; levels <= 32; levels++) {
+        int o = snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep\"},\"m\":");
+        for (int i = 0; i < levels; i++)
+            o += snprintf(body + o, sizeof body - (size_t)o, "{\"M\":{\"m\":");
+        o += snprintf(body + o, sizeof body - (size_t)o, "{\"S\":\"leaf\"}");
+        for (int i = 0; i < levels; i++)
+            o += snprintf(body + o, sizeof body - (size_t)o, "}}");
+        snprintf(body + o, sizeof body - (size_t)o, "}}");
+        r = fdbt_call("PutItem", body);
+        if (levels == 31)
+            ck_assert_msg(r.status == 200, "%s", r.body);
+        else
+            ck_assert_str_eq(fdbt_message(&r), "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit");
+        fdbt_free(&r);
+    }
+    expect_error("GetItem", "{\"TableName\":5,\"Key\":{\"pk\":{\"S\":\"k\"}}}", "SerializationException", "NUMBER_VALUE cannot be converted to String");
+}
+END_TEST
+
 START_TEST(put_get_roundtrip_normalises_numbers)
 {
     expect_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"01.50\"},"
@@ -167,7 +207,7 @@ START_TEST(value_validation)
         { "{\"N\":\"1.23456789012345678901234567890123456789\"}", "38 significant digits" },
         { "{\"SS\":[]}", "An string set  may not be empty" },
         { "{\"SS\":[\"a\",\"a\"]}", "contains duplicates" },
-        { "{\"NS\":[\"1\",\"1.0\"]}", "contains duplicates" },
+        { "{\"NS\":[\"1\",\"1.0\"]}", "Input collection contains duplicates" },
         { "{}", "Supplied AttributeValue is empty" },
         { "{\"S\":\"a\",\"N\":\"1\"}", "more than one datatypes" },
         { "{\"NULL\":false}", "Null attribute value types must have the value of true" },
@@ -282,7 +322,10 @@ START_TEST(transactions)
     fdbt_resp r = fdbt_call("TransactWriteItems", tx);
     ck_assert_int_eq(r.status, 400);
     ck_assert_str_eq(fdbt_error(&r), "TransactionCanceledException");
-    ck_assert_str_eq(fdbt_message(&r), "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]");
+    /* DynamoDB spells this one exception's text "Message" */
+    ck_assert_str_eq(fdbt_str(&r, "Message"), "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]");
+    ck_assert_ptr_null(fdbt_get(r.json, "message"));
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Message"), "The conditional request failed");
     ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Code"), "ConditionalCheckFailed");
     ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Item.owner.S"), "x");
     ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.1.Code"), "None");
@@ -340,6 +383,7 @@ static Suite *items_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, put_get_roundtrip_normalises_numbers);
+    tcase_add_test(tc, request_error_texts);
     tcase_add_test(tc, projection_and_capacity);
     tcase_add_test(tc, conditional_put_fails_with_item);
     tcase_add_test(tc, update_return_values);

@@ -122,6 +122,53 @@ START_TEST(filter_count_projection)
 }
 END_TEST
 
+/* Query inputs DynamoDB refuses: a filter on a key attribute of what is queried (a Scan
+ * may filter on keys), a start key in another partition, SPECIFIC_ATTRIBUTES with nothing
+ * to project, ALL_PROJECTED_ATTRIBUTES on a table. */
+static void expect_query_error(const char *op, const char *body, const char *msg)
+{
+    fdbt_resp r = fdbt_call(op, body);
+    ck_assert_msg(r.status == 400, "%s: %s", body, r.body ? r.body : "");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_str_eq(fdbt_message(&r), msg);
+    fdbt_free(&r);
+}
+
+START_TEST(query_refusals)
+{
+    expect_query_error("Query", "{\"TableName\":\"Events\",\"KeyConditionExpression\":\"pk = :p\",\"FilterExpression\":\"sk > :z\","
+                                "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"},\":z\":{\"N\":\"0\"}}}",
+                       "Filter Expression can only contain non-primary key attributes: Primary key attribute: sk");
+    expect_query_error("Query", "{\"TableName\":\"Events\",\"IndexName\":\"byG\",\"KeyConditionExpression\":\"g = :g\",\"FilterExpression\":\"gs > :z\","
+                                "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"even\"},\":z\":{\"N\":\"0\"}}}",
+                       "Filter Expression can only contain non-primary key attributes: Primary key attribute: gs");
+    expect_query_error("Query", "{\"TableName\":\"Events\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}},"
+                                "\"ExclusiveStartKey\":{\"pk\":{\"S\":\"other\"},\"sk\":{\"N\":\"1\"}}}",
+                       "The provided starting key is outside query boundaries based on provided conditions");
+    expect_query_error("Query", "{\"TableName\":\"Events\",\"Select\":\"SPECIFIC_ATTRIBUTES\",\"KeyConditionExpression\":\"pk = :p\","
+                                "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}}",
+                       "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+    expect_query_error("Scan", "{\"TableName\":\"Events\",\"Segment\":2,\"TotalSegments\":2}",
+                       "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: 2 is not less than TotalSegments: 2");
+    expect_query_error("Scan", "{\"TableName\":\"Events\",\"Select\":\"SPECIFIC_ATTRIBUTES\"}",
+                       "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+    expect_query_error("Query", "{\"TableName\":\"Events\",\"Select\":\"ALL_PROJECTED_ATTRIBUTES\",\"KeyConditionExpression\":\"pk = :p\","
+                                "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}}",
+                       "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+    /* a Scan filters on keys; a Query filters on other attributes and pages within its partition */
+    fdbt_resp r = fdbt_call("Scan", "{\"TableName\":\"Events\",\"FilterExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"other\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
+    fdbt_free(&r);
+    r = fdbt_call("Query", "{\"TableName\":\"Events\",\"KeyConditionExpression\":\"pk = :p\",\"FilterExpression\":\"v > :z\","
+                           "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"},\":z\":{\"N\":\"0\"}},"
+                           "\"ExclusiveStartKey\":{\"pk\":{\"S\":\"p\"},\"sk\":{\"N\":\"20\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
+    fdbt_free(&r);
+}
+END_TEST
+
 START_TEST(scan_segments_partition_the_table)
 {
     int total = 0;
@@ -253,6 +300,7 @@ int main(void)
     tcase_add_test(tc, numeric_order_and_ranges);
     tcase_add_test(tc, pagination_with_limit);
     tcase_add_test(tc, filter_count_projection);
+    tcase_add_test(tc, query_refusals);
     tcase_add_test(tc, scan_segments_partition_the_table);
     tcase_add_test(tc, sparse_gsi_keys_only);
     tcase_add_test(tc, lsi_include);

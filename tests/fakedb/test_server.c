@@ -257,6 +257,13 @@ START_TEST(ttl_follows_clock)
     r = fdbt_call("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
     ck_assert_str_eq(fdbt_error(&r), "ValidationException");
     fdbt_free(&r);
+    r = fdbt_call("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":false,\"AttributeName\":\"other\"}}");
+    ck_assert_str_eq(fdbt_message(&r), "TimeToLive is active on a different AttributeName: current AttributeName is exp");
+    fdbt_free(&r);
+    r = fdbt_call("DescribeTimeToLive", "{\"TableName\":\"Nope\"}");
+    ck_assert_str_eq(fdbt_error(&r), "ResourceNotFoundException");
+    ck_assert_str_eq(fdbt_message(&r), "Requested resource not found: Table: Nope not found");
+    fdbt_free(&r);
     int64_t now_s = 1700000000;
     char body[256];
     const char *names[3] = { "soon", "later", "notnum" };
