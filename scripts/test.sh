@@ -6,16 +6,19 @@
 #   scripts/test.sh                          the normal build (build/)
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build (build-asan/)
 #   scripts/test.sh --sanitize thread        TSan build (build-tsan/)
+#   scripts/test.sh --valgrind               every check suite under valgrind (build-valgrind/)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=""
+valgrind=0
 ctest_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize="$2"; shift 2 ;;
+    --valgrind) valgrind=1; shift ;;
     --) shift; ctest_args=("$@"); break ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -27,6 +30,12 @@ case "$sanitize" in
   thread) build=$root/build-tsan; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE=thread -DDYNALOCK_BUILD_BENCH=OFF) ;;
   *) build=$root/build-asan; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE="$sanitize" -DDYNALOCK_BUILD_BENCH=OFF) ;;
 esac
+if [ "$valgrind" = 1 ]; then
+  build=$root/build-valgrind
+  cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_VALGRIND=ON -DDYNALOCK_BUILD_BENCH=OFF)
+  # The suites themselves, under valgrind; the shell-driven tests add nothing there.
+  [ "${#ctest_args[@]}" -gt 0 ] || ctest_args=(-L check)
+fi
 "$root/scripts/peers.sh" || echo "test.sh: test peers unavailable; their tests will be skipped" >&2
 cmake -S "$root" -B "$build" "${cfg[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
