@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,10 @@ static void server_now(void *arg, int64_t *mono_ns, int64_t *wall_ms)
 static int server_wait(void *arg, int64_t deadline_mono_ns, ddb_cancel *cancel)
 {
     server_clock *sc = arg;
-    int64_t until_ms = (deadline_mono_ns + 999999) / 1000000;
+    /* A deadline past any clock's reach (INT64_MAX: "until cancelled") asks the server
+     * for the latest time it can name. */
+    int64_t until_ms = deadline_mono_ns > INT64_MAX - 999999 ? INT64_MAX / 1000000
+                                                               : (deadline_mono_ns + 999999) / 1000000;
     char url[1024];
     snprintf(url, sizeof url, "%s/fake/clock/wait?until_ms=%lld&timeout_ms=%d", sc->endpoint,
              (long long)until_ms, LONG_POLL_MS);

@@ -1,0 +1,201 @@
+/* cli.h: what the modules of the `dynalock` command share: exit statuses, the parsed
+ * options, the connection to DynamoDB, child processes and signals. Each subcommand lives
+ * in a module of its own (run.c, leader.c, put.c, state.c, simulate.c, table.c). */
+#ifndef DYNALOCK_CLI_H
+#define DYNALOCK_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <dynalock/coord.h>
+#include <dynalock/ddb.h>
+
+/* Exit statuses. 64-78 follow sysexits(3), except 76 and 77, which dynalock gives its
+ * own meanings next to 75 (the three outcomes of a lock). 126/127 and 128+N follow the
+ * shells. */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_USAGE = 64,       /* a bad argument or option */
+    CLI_EXIT_DATAERR = 65,     /* bad input data: an item DynamoDB refused, a non-lock item */
+    CLI_EXIT_NOINPUT = 66,     /* an --item-file that cannot be read */
+    CLI_EXIT_UNAVAILABLE = 69, /* DynamoDB unreachable or answered with an error */
+    CLI_EXIT_SOFTWARE = 70,    /* an internal error, an answer not understood */
+    CLI_EXIT_OSERR = 71,       /* a system call failed (fork, pipe) */
+    CLI_EXIT_IOERR = 74,       /* a local file failed */
+    CLI_EXIT_NOT_ACQUIRED = 75,/* EX_TEMPFAIL: the lock is held by another process */
+    CLI_EXIT_LOST = 76,        /* the lease was lost while CMD ran; CMD was stopped */
+    CLI_EXIT_REFUSED = 77,     /* put --if-held: the lease no longer holds the lock */
+    CLI_EXIT_CONFIG = 78,      /* no credentials, or a configuration that cannot work */
+    CLI_EXIT_CANNOT_EXEC = 126,/* CMD was found but could not be executed */
+    CLI_EXIT_NOT_FOUND = 127,  /* CMD was not found */
+};
+
+typedef struct cli_command cli_command;
+
+/* The options every subcommand takes, and those of several. Strings borrow argv or the
+ * environment. Durations are in milliseconds; -1 as noted per field. */
+typedef struct cli_opts {
+    const cli_command *command;  /* the subcommand being run */
+    const char *table;
+    const char *pk;
+    const char *sk;
+    const char *endpoint;
+    const char *region;
+    const char *profile;
+    int64_t lease_ms;
+    const char *label;
+    bool label_given;
+    int log_level;
+    int log_format;            /* DDB_LOG_LOGFMT or DDB_LOG_JSON */
+    bool server_clock;
+    bool json;
+    /* run / leader */
+    int64_t wait_ms;           /* run: -1 forever */
+    int64_t kill_after_ms;
+    int64_t pause_ms;          /* leader: -1 = a third of the lease */
+    bool once;                 /* leader: exit after CMD exits 0 */
+    /* put */
+    bool if_held;
+    const char *item_json;
+    const char *item_file;
+    const char *lock_table;
+    const char *lock;
+    const char *owner;
+    const char *token;
+    /* table create */
+    const char *ttl;
+    bool exist_ok;
+    /* positional arguments and the command after them */
+    char **args;
+    int n_args;
+    char **cmd;
+    int n_cmd;
+    char hostname[DDB_HOLDER_LABEL_MAX + 1];
+} cli_opts;
+
+/* One subcommand: its name, the options it takes (a bit set of CLI_OPT_*), its usage and
+ * help text, and the function that runs it. */
+enum {
+    CLI_OPT_COMMON = 1 << 0,   /* table, pk, sk, endpoint, region, profile, log, clock */
+    CLI_OPT_LEASE = 1 << 1,
+    CLI_OPT_LABEL = 1 << 2,
+    CLI_OPT_JSON = 1 << 3,
+    CLI_OPT_WAIT = 1 << 4,
+    CLI_OPT_KILL_AFTER = 1 << 5,
+    CLI_OPT_PAUSE = 1 << 6,    /* --pause and --once */
+    CLI_OPT_PUT = 1 << 7,      /* --if-held, --item, --item-file, --lock-table, ... */
+    CLI_OPT_TABLE_CREATE = 1 << 8, /* --ttl, --exist-ok */
+    CLI_OPT_CMD = 1 << 9,      /* NAME then CMD...: options end after NAME */
+};
+
+struct cli_command {
+    const char *name;
+    unsigned options;
+    int min_args, max_args;
+    const char *usage;
+    const char *help;
+    int (*run)(cli_opts *o);
+};
+
+extern const char *cli_progname;
+/* The subcommand being run, once its arguments are parsed; NULL before. */
+extern const cli_command *cli_current;
+
+/* args.c */
+/* Parses "30s", "500ms", "2m", "1h", "1.5s", a bare number of seconds, and "0".
+ * 0 or -1 on a malformed or out-of-range duration. */
+int cli_parse_duration(const char *text, int64_t *out_ms);
+/* Formats a duration the way it would be typed ("30s", "1m30s", "500ms"). */
+void cli_format_duration(int64_t ms, char *buf, size_t size);
+/* Parses argv (after the subcommand name) into o; prints a usage line and returns
+ * CLI_EXIT_USAGE on a bad argument, 0 when parsed, or -1 when --help was printed. */
+int cli_parse_args(const cli_command *cmd, int argc, char **argv, cli_opts *o);
+/* Prints "dynalock SUB: MESSAGE", naming the bad argument, and the usage line to
+ * stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints "dynalock: MESSAGE" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* env.c: the connection described by the options and the environment. */
+typedef struct cli_conn {
+    ddb_clock *clock;          /* the server clock with --clock server, else NULL */
+    ddb_client *client;
+    ddb_table *table;
+    ddb_lock_table *locks;     /* only when asked for */
+    ddb_log_format log_format;
+} cli_conn;
+/* Opens a client, the table of the options (when need_table) and a lock table over it
+ * (when need_locks). Prints the reason and returns an exit status on failure. */
+int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks);
+void cli_conn_close(cli_conn *c);
+/* The endpoint to use: --endpoint, DYNALOCK_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB,
+ * AWS_ENDPOINT_URL, or NULL for AWS's. */
+const char *cli_endpoint(const cli_opts *o);
+/* Maps a library error to an exit status and prints "dynalock: WHAT: MESSAGE". */
+int cli_fail(const char *what, int rc, const ddb_error *err);
+int cli_exit_for(int rc);
+/* The key of a lock item: pk "LOCK#name", and sk "LOCK" when the table has one. */
+ddb_item *cli_lock_key(const char *pk, const char *sk, const char *name);
+/* Logs a line through the client's sink under category "dynalock". */
+void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,
+             size_t n);
+
+/* proc.c: signals and the child process. */
+/* Notes the descriptors dynalock inherited, which CMD inherits in turn; call first. */
+void cli_fds_init(void);
+/* Installs the handlers: INT, TERM and HUP set cli_stop and are forwarded to a running
+ * CMD; USR1, USR2 are only forwarded; CHLD wakes the wait loop; PIPE is ignored. */
+int cli_signals_init(void);
+/* Set once INT, TERM or HUP arrives; borrowed. */
+ddb_cancel *cli_stop(void);
+/* The last stopping signal received, 0 if none. */
+int cli_stop_signal(void);
+
+typedef struct cli_child {
+    pid_t pid;                 /* also CMD's process group */
+    int status;                /* waitpid status once exited */
+    bool exited;
+    bool lost;                 /* the lease ended while CMD ran */
+    bool killed;               /* SIGKILL was sent after --kill-after */
+} cli_child;
+
+/* An environment for CMD: the process's, with DYNALOCK_* variables set or removed. */
+typedef struct cli_env {
+    char **vars;
+    size_t n, cap;
+} cli_env;
+int cli_env_init(cli_env *e);
+/* Sets (value != NULL) or removes (value == NULL) a variable. */
+int cli_env_set(cli_env *e, const char *name, const char *value);
+void cli_env_cleanup(cli_env *e);
+/* Fills the variables CMD gets for a lease. */
+int cli_env_for_lease(cli_env *e, const cli_opts *o, cli_conn *c, ddb_lease *lease);
+
+/* Starts argv in a new process group with envp, with default signal dispositions and the
+ * parent-death signal SIGTERM. Returns 0, or an exit status (126/127/71) after printing
+ * the reason. */
+int cli_child_spawn(cli_child *ch, char **argv, char **envp);
+/* Waits for the child to exit, forwarding INT, TERM, HUP, USR1 and USR2 to its group.
+ * When `lease` (may be NULL) is lost meanwhile, sends SIGTERM to the group, and SIGKILL
+ * once kill_after_ms of real time have passed. Returns 0, or CLI_EXIT_OSERR. */
+int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms);
+/* The status a shell would give: the exit code, or 128+signal. */
+int cli_child_status(const cli_child *ch);
+/* A description such as "exited with status 3" or "was killed by SIGTERM". */
+void cli_child_describe(const cli_child *ch, char *buf, size_t size);
+
+/* The subcommands. */
+int cli_cmd_run(cli_opts *o);
+int cli_cmd_leader(cli_opts *o);
+int cli_cmd_put(cli_opts *o);
+int cli_cmd_state(cli_opts *o);
+int cli_cmd_list(cli_opts *o);
+int cli_cmd_simulate(cli_opts *o);
+int cli_cmd_table(cli_opts *o);
+
+/* state.c: JSON text output. */
+void cli_json_string(const char *s);
+
+#endif

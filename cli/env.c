@@ -1,0 +1,238 @@
+/* env.c: where `dynalock` meets its surroundings: the AWS conventions for the endpoint,
+ * region and profile (the client resolves credentials itself), the DYNALOCK_* variables
+ * that `run` and `leader` hand to CMD, the client, table and lock table the options
+ * describe, and the mapping of library errors to exit statuses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dynalock/testing.h>
+
+#include "cli.h"
+
+extern char **environ;
+
+const char *cli_endpoint(const cli_opts *o)
+{
+    if (o->endpoint && *o->endpoint)
+        return o->endpoint;
+    static const char *const vars[] = {"DYNALOCK_ENDPOINT", "AWS_ENDPOINT_URL_DYNAMODB",
+                                       "AWS_ENDPOINT_URL"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+int cli_exit_for(int rc)
+{
+    switch (rc) {
+    case DDB_OK: return CLI_EXIT_OK;
+    case DDB_EINVAL: return CLI_EXIT_USAGE;
+    case DDB_ETIMEDOUT:
+    case DDB_ENETWORK:
+    case DDB_ESERVICE:
+    case DDB_ECONDITION:
+    case DDB_ETXCANCELED:
+    case DDB_ENOTFOUND:
+    case DDB_ETHROTTLED:
+    case DDB_EACCESS:
+    case DDB_EINUSE:
+        return CLI_EXIT_UNAVAILABLE;
+    case DDB_EVALIDATION:
+    case DDB_ESTATE:
+        return CLI_EXIT_DATAERR;
+    case DDB_ECREDENTIALS: return CLI_EXIT_CONFIG;
+    case DDB_EIO: return CLI_EXIT_IOERR;
+    case DDB_ELOST: return CLI_EXIT_LOST;
+    default: return CLI_EXIT_SOFTWARE;
+    }
+}
+
+int cli_fail(const char *what, int rc, const ddb_error *err)
+{
+    const char *msg = err && err->message[0] ? err->message : ddb_strerror(rc);
+    if (err && err->aws_type[0] && !strstr(msg, err->aws_type))
+        cli_error("%s: %s (%s)", what, msg, err->aws_type);
+    else
+        cli_error("%s: %s", what, msg);
+    if (rc == DDB_EINVAL && cli_current) /* a bad argument that the library caught */
+        fprintf(stderr, "usage: %s %s\n", cli_progname, cli_current->usage);
+    return cli_exit_for(rc);
+}
+
+int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
+{
+    memset(c, 0, sizeof *c);
+    c->log_format = (ddb_log_format)o->log_format;
+    ddb_error err;
+    ddb_error_clear(&err);
+    const char *endpoint = cli_endpoint(o);
+    if (need_table && !o->table)
+        return cli_usage_error(o->command, "no table: give --table NAME or set DYNALOCK_TABLE");
+    if (o->server_clock) {
+        if (!endpoint)
+            return cli_usage_error(o->command, "--clock server needs the fake server's "
+                                   "endpoint: give --endpoint URL or set "
+                                   "AWS_ENDPOINT_URL_DYNAMODB");
+        c->clock = ddb_server_clock_new(endpoint, &err);
+        if (!c->clock)
+            return cli_fail("cannot follow the server's clock", err.code ? err.code
+                                                                       : DDB_ENETWORK, &err);
+    }
+    ddb_client_options co = {
+        .endpoint = endpoint,
+        .region = o->region,
+        .profile = o->profile,
+        .clock = c->clock,
+        .log = ddb_log_stderr,
+        .log_arg = &c->log_format,
+        .log_level = o->log_level,
+    };
+    c->client = ddb_client_new(&co, &err);
+    if (!c->client) {
+        int rc = cli_fail("cannot create the DynamoDB client", err.code ? err.code : DDB_EINVAL,
+                          &err);
+        cli_conn_close(c);
+        return rc;
+    }
+    if (need_table) {
+        c->table = ddb_table_open(c->client, o->table, o->pk, o->sk, &err);
+        if (!c->table) {
+            int rc = cli_fail("cannot open the table", err.code ? err.code : DDB_EINVAL, &err);
+            cli_conn_close(c);
+            return rc;
+        }
+    }
+    if (need_locks) {
+        ddb_lock_table_options lo = {.holder_label = o->label};
+        c->locks = ddb_lock_table_new(c->table, &lo, &err);
+        if (!c->locks) {
+            int rc = cli_fail("cannot open the lock table", err.code ? err.code : DDB_EINVAL,
+                              &err);
+            cli_conn_close(c);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void cli_conn_close(cli_conn *c)
+{
+    ddb_lock_table_free(c->locks);
+    ddb_table_close(c->table);
+    ddb_client_free(c->client);
+    ddb_clock_unref(c->clock);
+    memset(c, 0, sizeof *c);
+}
+
+ddb_item *cli_lock_key(const char *pk, const char *sk, const char *name)
+{
+    ddb_item *key = ddb_item_new();
+    size_t len = strlen(name) + sizeof "LOCK#";
+    char *value = malloc(len);
+    if (!key || !value) {
+        free(value);
+        ddb_item_free(key);
+        return NULL;
+    }
+    snprintf(value, len, "LOCK#%s", name);
+    int rc = ddb_item_set_s(key, pk, value);
+    if (rc == 0 && sk)
+        rc = ddb_item_set_s(key, sk, "LOCK");
+    free(value);
+    if (rc != 0) {
+        ddb_item_free(key);
+        return NULL;
+    }
+    return key;
+}
+
+void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,
+             size_t n)
+{
+    ddb_client_log(c->client, level, 0, "dynalock", message, fields, n);
+}
+
+/* ------------------------------------------------------ the environment of CMD */
+
+int cli_env_init(cli_env *e)
+{
+    memset(e, 0, sizeof *e);
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    e->cap = n + 16;
+    e->vars = calloc(e->cap, sizeof *e->vars);
+    if (!e->vars)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        e->vars[i] = strdup(environ[i]);
+        if (!e->vars[i]) {
+            cli_env_cleanup(e);
+            return -1;
+        }
+        e->n++;
+    }
+    return 0;
+}
+
+int cli_env_set(cli_env *e, const char *name, const char *value)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < e->n; i++) {
+        if (strncmp(e->vars[i], name, len) == 0 && e->vars[i][len] == '=') {
+            free(e->vars[i]);
+            e->vars[i] = e->vars[--e->n];
+            e->vars[e->n] = NULL;
+            break;
+        }
+    }
+    if (!value)
+        return 0;
+    if (e->n + 1 >= e->cap) {
+        char **more = realloc(e->vars, (e->cap * 2) * sizeof *more);
+        if (!more)
+            return -1;
+        e->vars = more;
+        e->cap *= 2;
+    }
+    size_t size = len + strlen(value) + 2;
+    char *var = malloc(size);
+    if (!var)
+        return -1;
+    snprintf(var, size, "%s=%s", name, value);
+    e->vars[e->n++] = var;
+    e->vars[e->n] = NULL;
+    return 0;
+}
+
+void cli_env_cleanup(cli_env *e)
+{
+    if (!e->vars)
+        return;
+    for (size_t i = 0; i < e->n; i++)
+        free(e->vars[i]);
+    free(e->vars);
+    memset(e, 0, sizeof *e);
+}
+
+int cli_env_for_lease(cli_env *e, const cli_opts *o, cli_conn *c, ddb_lease *lease)
+{
+    char token[32];
+    snprintf(token, sizeof token, "%lld", (long long)ddb_lease_fencing_token(lease));
+    const char *endpoint = ddb_client_endpoint(c->client);
+    const char *region = ddb_client_region(c->client);
+    int rc = 0;
+    rc |= cli_env_set(e, "DYNALOCK_LOCK", ddb_lease_name(lease));
+    rc |= cli_env_set(e, "DYNALOCK_FENCING_TOKEN", token);
+    rc |= cli_env_set(e, "DYNALOCK_OWNER", ddb_lease_owner(lease));
+    rc |= cli_env_set(e, "DYNALOCK_TABLE", o->table);
+    rc |= cli_env_set(e, "DYNALOCK_PK", o->pk);
+    rc |= cli_env_set(e, "DYNALOCK_SK", o->sk);
+    rc |= cli_env_set(e, "DYNALOCK_ENDPOINT", endpoint && *endpoint ? endpoint : NULL);
+    rc |= cli_env_set(e, "DYNALOCK_REGION", region && *region ? region : NULL);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,246 @@
+/* main.c: the `dynalock` command: flock(1) across machines, leader election for any
+ * program, lock state for operators and test scripts. This file holds the subcommand
+ * table, the help texts and the dispatch; each subcommand has a module of its own. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef DYNALOCK_VERSION
+#define DYNALOCK_VERSION "0.1.0"
+#endif
+
+#define COMMON_HELP \
+    "Common options:\n" \
+    "  --table NAME        the table of the locks (default: $DYNALOCK_TABLE)\n" \
+    "  --pk ATTR           its partition key (default: $DYNALOCK_PK, or pk)\n" \
+    "  --sk ATTR           its sort key, if it has one (default: $DYNALOCK_SK)\n" \
+    "  --endpoint URL      DynamoDB's endpoint (default: $DYNALOCK_ENDPOINT,\n" \
+    "                      $AWS_ENDPOINT_URL_DYNAMODB, $AWS_ENDPOINT_URL, AWS's)\n" \
+    "  --region REGION     (default: $DYNALOCK_REGION, $AWS_REGION, the profile's)\n" \
+    "  --profile NAME      AWS profile (default: $AWS_PROFILE, or default)\n" \
+    "  --log-level LEVEL   trace, debug, info, warn (default), error or off\n" \
+    "  --log-format FMT    text (logfmt, the default) or json, on stderr\n" \
+    "  --clock CLOCK       system (default), or server: follow the clock of a\n" \
+    "                      fake server (fakedb --clock fake), for tests\n" \
+    "  -h, --help          this help\n"
+
+#define EXIT_HELP \
+    "Exit status:\n" \
+    "  0     success; for run, CMD's status (128+N when signal N ended it)\n" \
+    "  64    usage: a bad argument or option\n" \
+    "  65    an item DynamoDB refused, or a non-lock item at the lock's key\n" \
+    "  66    the --item-file cannot be read\n" \
+    "  69    DynamoDB unreachable or answered with an error (no such table)\n" \
+    "  70    internal error, or an answer that could not be understood\n" \
+    "  71    a system call failed (fork, pipe)\n" \
+    "  74    a local I/O error\n" \
+    "  75    not acquired: another process holds the lock\n" \
+    "  76    the lease was lost while CMD ran; CMD was stopped\n" \
+    "  77    put --if-held refused: the lease no longer holds the lock\n" \
+    "  78    configuration: no credentials could be found\n" \
+    "  126   CMD cannot be executed;  127  CMD was not found\n" \
+    "  128+N run interrupted by signal N while waiting for the lock\n"
+
+static const cli_command COMMANDS[] = {
+    {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_WAIT |
+                CLI_OPT_KILL_AFTER | CLI_OPT_CMD,
+     1, 1, "run [OPTIONS] NAME [--] CMD [ARG...]",
+     "Acquires the lock NAME, runs CMD while it holds it, releases it when CMD\n"
+     "exits and exits with CMD's status: flock(1) across machines.\n"
+     "\n"
+     "CMD runs in a process group of its own, with DYNALOCK_LOCK,\n"
+     "DYNALOCK_FENCING_TOKEN, DYNALOCK_OWNER, DYNALOCK_TABLE, DYNALOCK_PK,\n"
+     "DYNALOCK_SK, DYNALOCK_ENDPOINT and DYNALOCK_REGION in its environment (what\n"
+     "'dynalock put --if-held' reads). SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
+     "SIGUSR2 are passed on to CMD's group; the lock is released once CMD exits.\n"
+     "If the lease is lost while CMD runs, CMD's group gets SIGTERM, then SIGKILL\n"
+     "after --kill-after, and dynalock exits 76. If dynalock dies, CMD gets\n"
+     "SIGTERM.\n"
+     "\n"
+     "Options:\n"
+     "  --wait DURATION     give up after this long on the client's clock, exit\n"
+     "                      75 (default: forever; 0 tries once, and so never\n"
+     "                      takes over a holder that crashed: use a little more\n"
+     "                      than one lease)\n"
+     "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
+     "  --label TEXT        the holder label operators see (default: host name)\n"
+     "  --kill-after DURATION\n"
+     "                      SIGKILL this long after SIGTERM on a lost lease\n"
+     "                      (default 10s, real time)\n"
+     "\n"
+     "Durations: 500ms, 30s, 1.5s, 2m, 1h, 1d; a bare number is seconds.\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_run},
+    {"leader", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_KILL_AFTER |
+                   CLI_OPT_PAUSE | CLI_OPT_CMD,
+     1, 1, "leader [OPTIONS] NAME [--] CMD [ARG...]",
+     "Leader election for any program: contends for the lock NAME for as long as\n"
+     "dynalock runs, and runs CMD while this process leads.\n"
+     "\n"
+     "  - CMD exits 0: the lease is released, which hands the lock on; dynalock\n"
+     "    pauses (--pause) and contends again, so CMD runs again when this\n"
+     "    process next leads. With --once, dynalock exits 0 instead.\n"
+     "  - CMD fails (non-zero status, or a signal): a fault of the work. It is\n"
+     "    logged, the lease is released, dynalock pauses and contends again.\n"
+     "  - The lease is lost: CMD's group gets SIGTERM (SIGKILL after\n"
+     "    --kill-after), and dynalock contends again at once.\n"
+     "  - An error of the election (no such table, access denied, a non-lock\n"
+     "    item at the lock's key): dynalock stops with a message and a status.\n"
+     "  - SIGINT, SIGTERM or SIGHUP: passed on to CMD's group; once CMD exits,\n"
+     "    the lease is released and dynalock exits 0.\n"
+     "CMD's environment has the variables that 'run' sets, for the current term.\n"
+     "\n"
+     "Options:\n"
+     "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
+     "  --label TEXT        the holder label operators see (default: host name)\n"
+     "  --pause DURATION    pause after a term that CMD ended, on the client's\n"
+     "                      clock (default: a third of the lease)\n"
+     "  --once              exit 0 once CMD exits 0, instead of contending again\n"
+     "  --kill-after DURATION\n"
+     "                      SIGKILL this long after SIGTERM on a lost lease\n"
+     "                      (default 10s, real time)\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_leader},
+    {"put", CLI_OPT_COMMON | CLI_OPT_PUT, 0, 0,
+     "put [OPTIONS] --if-held (--item JSON | --item-file PATH)",
+     "Puts an item, in DynamoDB JSON ({\"pk\":{\"S\":\"a\"},\"n\":{\"N\":\"1\"}}),\n"
+     "into --table. With --if-held, the write is fenced: one TransactWriteItems\n"
+     "with the Put and a ConditionCheck that the lock item still has the owner\n"
+     "and fencing token of the lease that 'run' or 'leader' put in the\n"
+     "environment. If it no longer does, nothing is written and dynalock exits 77.\n"
+     "\n"
+     "Options:\n"
+     "  --if-held           write only while the lease holds the lock\n"
+     "  --item JSON         the item\n"
+     "  --item-file PATH    the item, from a file ('-' for standard input)\n"
+     "  --lock-table NAME   the table of the lock, if not --table (default:\n"
+     "                      $DYNALOCK_TABLE); --pk and --sk name its keys\n"
+     "  --lock NAME         the lock (default: $DYNALOCK_LOCK)\n"
+     "  --owner ID          the lease's owner (default: $DYNALOCK_OWNER)\n"
+     "  --token N           its fencing token (default: $DYNALOCK_FENCING_TOKEN)\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_put},
+    {"state", CLI_OPT_COMMON | CLI_OPT_JSON, 1, 1, "state [OPTIONS] NAME",
+     "Shows the lock NAME: held or free, its holder label, fencing token and\n"
+     "lease. A holder that crashed shows as holding it until another process\n"
+     "takes over.\n"
+     "\n"
+     "Options:\n"
+     "  --json              one JSON object: name, table, exists, held, holder,\n"
+     "                      fencing_token, lease_ms\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_state},
+    {"list", CLI_OPT_COMMON | CLI_OPT_JSON, 0, 0, "list [OPTIONS]",
+     "Lists every lock item of the table (a Scan for _type = LOCK), sorted by\n"
+     "name: name, holder label, fencing token, lease, and whether it is held.\n"
+     "\n"
+     "Options:\n"
+     "  --json              a JSON array of objects: name, held, holder,\n"
+     "                      fencing_token, lease_ms\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_list},
+    {"simulate", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_JSON, 2, 2,
+     "simulate [OPTIONS] holder|release|delete NAME",
+     "Plays another process, for test scripts. It writes without conditions:\n"
+     "never use it on a table in production.\n"
+     "  holder   another process holds NAME, acquired just now and never\n"
+     "           renewed, as a holder that crashed; prints its fencing token.\n"
+     "           A lease of NAME is lost at its next renewal (taken_over).\n"
+     "  release  whoever held NAME released it; a lease of NAME is lost\n"
+     "           (taken_over).\n"
+     "  delete   the item of NAME is deleted; a lease is lost (deleted), and\n"
+     "           the next acquire starts the fencing token at 1.\n"
+     "\n"
+     "Options:\n"
+     "  --lease DURATION    the simulated holder's lease (default 30s)\n"
+     "  --label TEXT        the simulated holder's label (default: simulated)\n"
+     "  --json              print the outcome as a JSON object\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_simulate},
+    {"table", CLI_OPT_COMMON | CLI_OPT_TABLE_CREATE, 2, 2,
+     "table [OPTIONS] create|delete NAME",
+     "Creates a table with string keys named by --pk (default pk) and --sk\n"
+     "(default none), on demand billing, and waits until it is ACTIVE; or\n"
+     "deletes a table.\n"
+     "\n"
+     "Options:\n"
+     "  --ttl ATTR          turn on time to live on ATTR (create)\n"
+     "  --exist-ok          a table that exists already is success (create)\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_table},
+};
+
+#define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void main_help(FILE *out)
+{
+    fprintf(out,
+            "usage: dynalock COMMAND [OPTIONS] [ARGS]\n"
+            "\n"
+            "Coordinates processes through DynamoDB: locks with leases and fencing\n"
+            "tokens, leader election, fenced writes.\n"
+            "\n"
+            "Commands:\n"
+            "  run NAME -- CMD...       run CMD while holding the lock NAME\n"
+            "  leader NAME -- CMD...    run CMD while this process leads\n"
+            "  put --if-held --item J   a fenced write, from within CMD\n"
+            "  state NAME               show a lock\n"
+            "  list                     list the locks of the table\n"
+            "  simulate holder|release|delete NAME\n"
+            "                           play another process (tests only)\n"
+            "  table create|delete NAME\n"
+            "                           create or delete a table\n"
+            "\n"
+            "'dynalock COMMAND --help' tells more; 'dynalock --version' the version.\n"
+            "\n" COMMON_HELP "\n" EXIT_HELP);
+}
+
+int main(int argc, char **argv)
+{
+    cli_fds_init();
+    if (argc < 2)
+        return cli_usage_error(NULL, "missing COMMAND (run, leader, put, state, list, "
+                               "simulate or table)");
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
+        if (argc > 2 && strcmp(sub, "help") == 0) {
+            for (size_t i = 0; i < N_COMMANDS; i++)
+                if (strcmp(argv[2], COMMANDS[i].name) == 0) {
+                    printf("usage: %s %s\n\n%s", cli_progname, COMMANDS[i].usage,
+                           COMMANDS[i].help);
+                    return 0;
+                }
+            return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+        }
+        main_help(stdout);
+        return 0;
+    }
+    if (strcmp(sub, "--version") == 0 || strcmp(sub, "-V") == 0) {
+        printf("dynalock %s\n", DYNALOCK_VERSION);
+        return 0;
+    }
+    const cli_command *cmd = NULL;
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(sub, COMMANDS[i].name) == 0)
+            cmd = &COMMANDS[i];
+    if (!cmd) {
+        if (sub[0] == '-')
+            return cli_usage_error(NULL, "unknown option '%s' (options follow the command)",
+                                   sub);
+        return cli_usage_error(NULL, "unknown command '%s'", sub);
+    }
+    cli_opts o;
+    int rc = cli_parse_args(cmd, argc - 2, argv + 2, &o);
+    if (rc < 0)
+        return 0;
+    if (rc > 0)
+        return rc;
+    if (cli_signals_init() != 0) {
+        cli_error("cannot set up signal handling");
+        return CLI_EXIT_OSERR;
+    }
+    rc = cmd->run(&o);
+    fflush(stdout);
+    return rc;
+}

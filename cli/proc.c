@@ -1,0 +1,297 @@
+/* proc.c: the child that `run` and `leader` start, and the signals around it. CMD runs
+ * in a process group of its own, so that a signal reaches everything it started; the
+ * signal handlers only write to a self-pipe and set a cancel token, and the wait loop
+ * polls that pipe, the lease's "ended" descriptor and a SIGTERM-to-SIGKILL deadline. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Signals that stop dynalock (and are forwarded), and those that are only forwarded. */
+static const int STOP_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+static const int FORWARD_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static int sig_pipe[2] = {-1, -1};
+static ddb_cancel *stop_token;
+static volatile sig_atomic_t stop_signal;
+/* The signals whose disposition dynalock changed, to be reset in CMD; 0 = none. */
+static int installed[N_OF(FORWARD_SIGNALS) + 2];
+
+/* Descriptors open when dynalock started pass on to CMD (as `3>file` does through
+ * flock); those the libraries opened since (connections, event descriptors) do not. */
+#define FD_SCAN_MAX 1024
+static bool inherited[FD_SCAN_MAX];
+static unsigned fd_limit = FD_SCAN_MAX;
+
+void cli_fds_init(void)
+{
+    for (int fd = 3; fd < FD_SCAN_MAX; fd++)
+        inherited[fd] = fcntl(fd, F_GETFD) != -1;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        fd_limit = rl.rlim_cur > 65536 ? 65536 : (unsigned)rl.rlim_cur;
+    else
+        fd_limit = 65536;
+}
+
+/* In the child: closes [lo, hi]. Async-signal-safe. */
+static void close_span(unsigned lo, unsigned hi)
+{
+    if (lo > hi)
+        return;
+    if (close_range(lo, hi, 0) == 0)
+        return;
+    for (unsigned fd = lo; fd <= hi && fd < fd_limit; fd++)
+        close((int)fd);
+}
+
+/* In the child: closes every descriptor above 2 that dynalock did not inherit, except
+ * `keep`. */
+static void close_own_fds(int keep)
+{
+    unsigned lo = 3;
+    for (unsigned fd = 3; fd < FD_SCAN_MAX; fd++) {
+        if (inherited[fd] || (int)fd == keep) {
+            if (fd > lo)
+                close_span(lo, fd - 1);
+            lo = fd + 1;
+        }
+    }
+    if (keep >= FD_SCAN_MAX) {
+        close_span(lo, (unsigned)keep - 1);
+        lo = (unsigned)keep + 1;
+    }
+    close_span(lo, ~0U);
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    ssize_t w = write(sig_pipe[1], &b, 1); /* a full pipe already wakes the loop */
+    (void)w;
+    for (size_t i = 0; i < N_OF(STOP_SIGNALS); i++) {
+        if (sig == STOP_SIGNALS[i]) {
+            stop_signal = sig;
+            ddb_cancel_set_from_signal(stop_token);
+        }
+    }
+    errno = saved;
+}
+
+/* Installs on_signal for sig, unless sig was ignored when dynalock started (as nohup
+ * does for SIGHUP, and a shell for SIGINT in a background job): then it stays ignored,
+ * for dynalock and for CMD. */
+static int install(int sig, size_t slot)
+{
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) != 0)
+        return -1;
+    if (old.sa_handler == SIG_IGN && sig != SIGCHLD)
+        return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sig == SIGPIPE ? SIG_IGN : on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(sig, &sa, NULL) != 0)
+        return -1;
+    installed[slot] = sig;
+    return 0;
+}
+
+int cli_signals_init(void)
+{
+    stop_token = ddb_cancel_new();
+    if (!stop_token)
+        return -1;
+    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+        return -1;
+    size_t slot = 0;
+    for (size_t i = 0; i < N_OF(FORWARD_SIGNALS); i++)
+        if (install(FORWARD_SIGNALS[i], slot++) != 0)
+            return -1;
+    if (install(SIGCHLD, slot++) != 0 || install(SIGPIPE, slot++) != 0)
+        return -1;
+    return 0;
+}
+
+ddb_cancel *cli_stop(void)
+{
+    return stop_token;
+}
+
+int cli_stop_signal(void)
+{
+    return stop_signal;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads every byte the handlers wrote; forwards the signals to pgid when it is > 0. */
+static void drain_signals(pid_t pgid)
+{
+    unsigned char buf[64];
+    ssize_t n;
+    while ((n = read(sig_pipe[0], buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            for (size_t k = 0; k < N_OF(FORWARD_SIGNALS); k++)
+                if (buf[i] == FORWARD_SIGNALS[k] && pgid > 0)
+                    kill(-pgid, buf[i]);
+        }
+    }
+}
+
+int cli_child_spawn(cli_child *ch, char **argv, char **envp)
+{
+    memset(ch, 0, sizeof *ch);
+    int err_pipe[2];
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+        cli_error("cannot start '%s': %s", argv[0], strerror(errno));
+        return CLI_EXIT_OSERR;
+    }
+    drain_signals(0);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        cli_error("cannot start '%s': %s", argv[0], strerror(e));
+        return CLI_EXIT_OSERR;
+    }
+    if (pid == 0) {
+        /* The child: only async-signal-safe calls until exec. */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(CLI_EXIT_LOST);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < N_OF(installed); i++)
+            if (installed[i])
+                sigaction(installed[i], &sa, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        close_own_fds(err_pipe[1]);
+        execvpe(argv[0], argv, envp);
+        int e = errno;
+        ssize_t w = write(err_pipe[1], &e, sizeof e);
+        (void)w;
+        _exit(e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_EXEC);
+    }
+    setpgid(pid, pid); /* also here, so that no signal can miss the group */
+    close(err_pipe[1]);
+    int child_errno = 0;
+    ssize_t got;
+    do {
+        got = read(err_pipe[0], &child_errno, sizeof child_errno);
+    } while (got < 0 && errno == EINTR);
+    close(err_pipe[0]);
+    ch->pid = pid;
+    if (got == (ssize_t)sizeof child_errno) {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        ch->exited = true;
+        ch->status = status;
+        cli_error("cannot run '%s': %s", argv[0], strerror(child_errno));
+        return child_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_EXEC;
+    }
+    /* A stop that arrived before the group existed reaches CMD now. */
+    if (ddb_cancel_is_set(stop_token) && stop_signal)
+        kill(-pid, stop_signal);
+    return 0;
+}
+
+int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms)
+{
+    int ended_fd = lease ? ddb_cancel_fd(ddb_lease_ended(lease)) : -1;
+    bool watching = ended_fd >= 0;
+    int64_t kill_at = -1;
+    while (!ch->exited) {
+        int status;
+        pid_t r = waitpid(ch->pid, &status, WNOHANG);
+        if (r == ch->pid) {
+            ch->exited = true;
+            ch->status = status;
+            break;
+        }
+        if (r < 0 && errno != EINTR) {
+            cli_error("cannot wait for CMD: %s", strerror(errno));
+            return CLI_EXIT_OSERR;
+        }
+        int64_t now = now_ms();
+        if (kill_at >= 0 && now >= kill_at) {
+            kill(-ch->pid, SIGKILL);
+            ch->killed = true;
+            kill_at = -1;
+        }
+        struct pollfd fds[2] = {{.fd = sig_pipe[0], .events = POLLIN},
+                                {.fd = ended_fd, .events = POLLIN}};
+        int timeout = -1;
+        if (kill_at >= 0)
+            timeout = kill_at - now > 60000 ? 60000 : (int)(kill_at - now);
+        int n = poll(fds, watching ? 2 : 1, timeout);
+        if (n < 0 && errno != EINTR) {
+            cli_error("cannot wait for CMD: %s", strerror(errno));
+            return CLI_EXIT_OSERR;
+        }
+        if (n <= 0)
+            continue;
+        if (fds[0].revents)
+            drain_signals(ch->pid);
+        if (watching && fds[1].revents) {
+            watching = false;
+            if (ddb_lease_loss_reason(lease) != DDB_LOSS_NONE) {
+                ch->lost = true;
+                kill(-ch->pid, SIGTERM);
+                kill_at = now_ms() + kill_after_ms;
+            }
+        }
+    }
+    return 0;
+}
+
+int cli_child_status(const cli_child *ch)
+{
+    if (WIFEXITED(ch->status))
+        return WEXITSTATUS(ch->status);
+    if (WIFSIGNALED(ch->status))
+        return 128 + WTERMSIG(ch->status);
+    return CLI_EXIT_SOFTWARE;
+}
+
+void cli_child_describe(const cli_child *ch, char *buf, size_t size)
+{
+    if (WIFEXITED(ch->status))
+        snprintf(buf, size, "exited with status %d", WEXITSTATUS(ch->status));
+    else if (WIFSIGNALED(ch->status))
+    {
+        const char *name = sigabbrev_np(WTERMSIG(ch->status));
+        if (name)
+            snprintf(buf, size, "was killed by SIG%s", name);
+        else
+            snprintf(buf, size, "was killed by signal %d", WTERMSIG(ch->status));
+    }
+    else
+        snprintf(buf, size, "ended");
+}

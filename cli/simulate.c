@@ -1,0 +1,61 @@
+/* simulate.c: `dynalock simulate holder|release|delete NAME`, what other processes do to
+ * a lock, for test scripts: a holder that crashed, a release by whoever held it, the item
+ * deleted. They write without conditions, through libddb_testing: tests only. */
+#include <stdio.h>
+#include <string.h>
+
+#include <dynalock/testing.h>
+
+#include "cli.h"
+
+int cli_cmd_simulate(cli_opts *o)
+{
+    const char *action = o->args[0];
+    const char *name = o->args[1];
+    if (strcmp(action, "holder") != 0 && strcmp(action, "release") != 0 &&
+        strcmp(action, "delete") != 0)
+        return cli_usage_error(o->command, "unknown action '%s' (holder, release or delete)",
+                               action);
+    cli_conn c;
+    int rc = cli_conn_open(&c, o, true, true);
+    if (rc)
+        return rc;
+    ddb_error err;
+    ddb_error_clear(&err);
+    int64_t token = 0;
+    const char *label = o->label_given ? o->label : "simulated";
+    if (strcmp(action, "holder") == 0)
+        rc = ddb_lock_simulate_holder(c.locks, name, o->lease_ms, label, &token, &err);
+    else if (strcmp(action, "release") == 0)
+        rc = ddb_lock_simulate_release(c.locks, name, &err);
+    else
+        rc = ddb_lock_simulate_delete(c.locks, name, &err);
+    if (rc) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot simulate %s of lock '%s' on table '%s'", action,
+                 name, o->table);
+        rc = cli_fail(what, rc, &err);
+    } else if (o->json) {
+        fputs("{\"name\":", stdout);
+        cli_json_string(name);
+        fputs(",\"action\":", stdout);
+        cli_json_string(action);
+        if (strcmp(action, "holder") == 0) {
+            fputs(",\"holder\":", stdout);
+            cli_json_string(label);
+            printf(",\"fencing_token\":%lld", (long long)token);
+        }
+        puts("}");
+    } else if (strcmp(action, "holder") == 0) {
+        char lease[32];
+        cli_format_duration(o->lease_ms, lease, sizeof lease);
+        printf("lock '%s' is held by '%s' with fencing token %lld for a lease of %s, never "
+               "renewed\n", name, label, (long long)token, lease);
+    } else if (strcmp(action, "release") == 0) {
+        printf("lock '%s' is released\n", name);
+    } else {
+        printf("lock '%s' has no item any more; its next fencing token is 1\n", name);
+    }
+    cli_conn_close(&c);
+    return rc;
+}

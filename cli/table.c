@@ -1,0 +1,39 @@
+/* table.c: `dynalock table create|delete NAME`, a table for the locks (or for the items
+ * that fenced writes put), with string keys, on demand billing, and optionally a time to
+ * live attribute. `create` waits until the table is ACTIVE. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_cmd_table(cli_opts *o)
+{
+    const char *action = o->args[0];
+    const char *name = o->args[1];
+    bool create = strcmp(action, "create") == 0;
+    if (!create && strcmp(action, "delete") != 0)
+        return cli_usage_error(o->command, "unknown action '%s' (create or delete)", action);
+    if (!create && (o->ttl || o->exist_ok))
+        return cli_usage_error(o->command, "--ttl and --exist-ok apply to 'table create' only");
+    cli_conn c;
+    int rc = cli_conn_open(&c, o, false, false);
+    if (rc)
+        return rc;
+    ddb_error err;
+    ddb_error_clear(&err);
+    if (create) {
+        ddb_key_schema key = {.pk = o->pk, .pk_type = DDB_S, .sk = o->sk, .sk_type = DDB_S};
+        ddb_create_table_options co = {.ttl_attribute = o->ttl, .wait_active = true,
+                                       .exist_ok = o->exist_ok, .cancel = cli_stop()};
+        rc = ddb_create_table(c.client, name, &key, &co, &err);
+    } else {
+        rc = ddb_delete_table(c.client, name, cli_stop(), &err);
+    }
+    if (rc) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot %s table '%s'", action, name);
+        rc = cli_fail(what, rc, &err);
+    }
+    cli_conn_close(&c);
+    return rc;
+}

@@ -1,0 +1,582 @@
+#!/usr/bin/env bash
+# cli_test.sh: end-to-end tests of the `dynalock` command. Several dynalock processes run
+# against one `fakedb --clock fake` and follow its clock (--clock server): a test moves
+# time with POST /fake/clock/advance instead of sleeping for a lease, and waits for what
+# the processes do by polling with a bound, never by a fixed sleep.
+# Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST...]
+set -u
+DL=$1
+FAKEDB=$2
+shift 2
+only=("$@")
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/dynalock-cli.XXXXXX")
+export W DL
+bg_pids=()
+fakedb_pid=""
+
+cleanup() {
+    for p in "${bg_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    [ -n "$fakedb_pid" ] && kill -TERM "$fakedb_pid" 2>/dev/null && wait "$fakedb_pid" 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+
+# A clean environment: no DYNALOCK_* from outside, dummy credentials, no IMDS lookups.
+for v in $(compgen -e DYNALOCK_); do unset "$v"; done
+unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_DEFAULT_REGION
+mkdir -p "$W/home"
+export HOME=$W/home AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
+export AWS_EC2_METADATA_DISABLED=true
+
+# ------------------------------------------------------------------ helpers
+
+failures=0   # failures of the current test
+
+fail() { echo "    FAIL: $*"; failures=$((failures + 1)); }
+
+expect_eq() { # DESCRIPTION EXPECTED ACTUAL
+    [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+expect_match() { # DESCRIPTION PATTERN TEXT   (grep -E pattern)
+    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: '$3' does not match /$2/"
+}
+
+# Runs a command; its status in $st, its stdout in $out, its stderr in $err.
+capture() {
+    "$@" >"$W/out" 2>"$W/err"
+    st=$?
+    out=$(cat "$W/out")
+    err=$(cat "$W/err")
+}
+
+# expect_usage NEEDLE CMD...: exit 64, and on stderr a line naming NEEDLE and the
+# usage line, nothing else.
+expect_usage() {
+    local needle=$1
+    shift
+    capture "$@"
+    expect_eq "status of '$*'" 64 "$st"
+    expect_match "error line of '$*'" "$needle" "$(printf '%s\n' "$err" | head -1)"
+    expect_match "usage line of '$*'" "^usage: dynalock " "$(printf '%s\n' "$err" | sed -n 2p)"
+    expect_eq "stderr lines of '$*'" 2 "$(printf '%s\n' "$err" | wc -l)"
+}
+
+# Starts a command in the background, its output in $W/NAME.out and .err; pid in $bg.
+start_bg() { # NAME CMD...
+    local name=$1
+    shift
+    "$@" >"$W/$name.out" 2>"$W/$name.err" &
+    bg=$!
+    bg_pids+=("$bg")
+}
+
+running() { # PID: true while the process runs (a zombie does not count)
+    local s
+    s=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+    [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+}
+
+# poll_until TRIES CONDITION: evaluates CONDITION every 50 ms of real time, TRIES times.
+poll_until() {
+    local tries=$1 i
+    shift
+    for ((i = 0; i < tries; i++)); do
+        eval "$*" && return 0
+        sleep 0.05
+    done
+    eval "$*"
+}
+
+advance() { # MS: moves the fake server's clock
+    curl -sf -X POST -H 'Content-Type: application/json' -d "{\"ms\":$1}" \
+        "$EP/fake/clock/advance" >/dev/null || fail "advancing the server clock"
+}
+
+# pass_time MS: lets MS of server time pass in steps of 2 s, with a pause of real time
+# after each, so that a live holder (lease 30 s) has 15 pauses to get a renewal answered
+# before its lease could run out on its clock.
+pass_time() {
+    local left=$1
+    while [ "$left" -gt 0 ]; do
+        advance 2000
+        left=$((left - 2000))
+        sleep 0.05
+    done
+}
+
+# advance_until STEP_MS TRIES CONDITION: moves the server clock by STEP_MS until
+# CONDITION holds, giving the processes 200 ms of real time to react after each move (a
+# move too many only lets more time pass). Keep STEP_MS below a third of the lease of a
+# live holder, so that its renewals keep up.
+advance_until() {
+    local step=$1 tries=$2 i
+    shift 2
+    for ((i = 0; i < tries; i++)); do
+        poll_until 4 "$*" && return 0
+        advance "$step"
+    done
+    poll_until 40 "$*"
+}
+
+# finish PID: waits (bounded) until the process exits; its status in $st.
+finish() {
+    if ! poll_until 400 "! running $1"; then
+        fail "process $1 did not exit"
+        kill -KILL "$1" 2>/dev/null
+    fi
+    { wait "$1"; } 2>/dev/null
+    st=$?
+}
+
+# kill9 PID: SIGKILL, as a machine that dies; waits for it (its status in $st).
+kill9() {
+    { kill -KILL "$1"; finish "$1"; } 2>/dev/null
+}
+
+lines() { [ -f "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
+
+C=(--clock server --table cli)
+
+state_json() { "$DL" state "${C[@]}" --json "$@"; }
+holder_of() { state_json "$1" | sed -n 's/.*"holder":"\([^"]*\)".*/\1/p'; }
+token_of() { state_json "$1" | sed -n 's/.*"fencing_token":\([0-9]*\).*/\1/p'; }
+held() { state_json "$1" | grep -q '"held":true'; }
+
+# The item at pk PK of TABLE, as the fake's raw GetItem answer.
+get_item() { # TABLE PK
+    curl -sf -X POST "$EP/" -H 'Content-Type: application/x-amz-json-1.0' \
+        -H 'X-Amz-Target: DynamoDB_20120810.GetItem' \
+        -H 'X-Amz-Date: 20260101T000000Z' \
+        -H 'Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000' \
+        -d "{\"TableName\":\"$1\",\"Key\":{\"pk\":{\"S\":\"$2\"}},\"ConsistentRead\":true}"
+}
+
+# ------------------------------------------------------------------ the server
+
+"$FAKEDB" --clock fake:1767225600000 --port 0 --port-file "$W/port" >"$W/fakedb.log" 2>&1 &
+fakedb_pid=$!
+if ! poll_until 200 '[ -s "$W/port" ]'; then
+    echo "cli: fakedb did not start"; cat "$W/fakedb.log"; exit 1
+fi
+EP=http://127.0.0.1:$(cat "$W/port")
+export AWS_ENDPOINT_URL_DYNAMODB=$EP
+poll_until 100 'curl -sf "$EP/fake/health" >/dev/null' || { echo "cli: fakedb unhealthy"; exit 1; }
+"$DL" table create cli --exist-ok >/dev/null || { echo "cli: cannot create table cli"; exit 1; }
+"$DL" table create items --exist-ok >/dev/null || { echo "cli: cannot create table items"; exit 1; }
+
+# ------------------------------------------------------------------ the tests
+
+t_usage_and_help() {
+    expect_usage "dynalock" "$DL"
+    expect_usage "frobnicate" "$DL" frobnicate
+    expect_usage "missing argument" "$DL" run "${C[@]}"
+    expect_usage "missing CMD" "$DL" run "${C[@]}" name
+    expect_usage "--lease" "$DL" run --lease 500ms name -- true
+    expect_usage "soon.*--wait" "$DL" run --wait soon name -- true
+    expect_usage "--bogus" "$DL" state --bogus name
+    expect_usage "--wait.*state" "$DL" state --wait 1s name
+    expect_usage "sundial" "$DL" list --clock sundial
+    expect_usage "xml" "$DL" list --log-format xml
+    expect_usage "--kill-after" "$DL" run --kill-after name -- true
+    expect_usage "--label" "$DL" run --label "" name -- true
+    expect_usage "explode" "$DL" simulate "${C[@]}" explode name
+    expect_usage "--if-held needs a lease" "$DL" put "${C[@]}" --if-held --item '{"pk":{"S":"x"}}'
+    expect_usage "invalid item" "$DL" put "${C[@]}" --item 'not json'
+    expect_usage "--item" "$DL" put "${C[@]}" --if-held
+    expect_usage "invalid fencing token" "$DL" put "${C[@]}" --if-held --lock a --owner o \
+        --token 1x --item '{"pk":{"S":"x"}}'
+    expect_usage "unexpected argument 'extra'" "$DL" state "${C[@]}" name extra
+    expect_usage "--clock server needs" env -u AWS_ENDPOINT_URL_DYNAMODB \
+        "$DL" state --clock server --table cli name
+    expect_usage "no table" "$DL" state name
+    expect_usage "'ab'" "$DL" state --clock server --table ab name
+    for sub in run leader put state list simulate table; do
+        capture "$DL" "$sub" --help
+        expect_eq "$sub --help status" 0 "$st"
+        expect_match "$sub --help" "^usage: dynalock $sub" "$(printf '%s\n' "$out" | head -1)"
+        expect_match "$sub --help lists exit statuses" "77 +put --if-held refused" "$out"
+    done
+    capture "$DL" --help
+    expect_eq "--help status" 0 "$st"
+    capture "$DL" --version
+    expect_match "--version" "^dynalock [0-9]+\.[0-9]+\.[0-9]+$" "$out"
+}
+
+t_run_environment_and_statuses() {
+    capture "$DL" run "${C[@]}" basic -- sh -c \
+        'echo "$DYNALOCK_LOCK $DYNALOCK_FENCING_TOKEN $DYNALOCK_TABLE $DYNALOCK_PK ${DYNALOCK_OWNER:+owner} $DYNALOCK_ENDPOINT"'
+    expect_eq "first run" 0 "$st"
+    expect_eq "CMD's environment" "basic 1 cli pk owner $EP" "$out"
+    capture "$DL" run "${C[@]}" basic -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN"'
+    expect_eq "the token rises" 2 "$out"
+    held basic && fail "the lock is released after CMD exits"
+    expect_eq "released lock keeps its token" 2 "$(token_of basic)"
+    capture "$DL" run "${C[@]}" basic sh -c 'exit 7'
+    expect_eq "CMD's status passes through (no --)" 7 "$st"
+    capture "$DL" run "${C[@]}" basic -- sh -c 'kill -USR1 $$'
+    expect_eq "a CMD killed by SIGUSR1" 138 "$st"
+    capture "$DL" run "${C[@]}" basic -- "$W/no/such/command"
+    expect_eq "CMD not found" 127 "$st"
+    expect_match "CMD not found message" "cannot run" "$err"
+    held basic && fail "the lock is released when CMD cannot run"
+    capture "$DL" run "${C[@]}" --wait 0 basic -- true
+    expect_eq "--wait 0 on a free lock" 0 "$st"
+    capture "$DL" run "${C[@]}" basic -- sh -c 'ls -l /proc/$$/fd' 7</dev/null
+    expect_match "CMD inherits dynalock's descriptors" " 7 -> " "$out"
+    printf '%s\n' "$out" | grep -q 'socket:' && fail "CMD inherits dynalock's connections"
+    capture "$DL" run "${C[@]}" --log-level info --log-format json basic -- true
+    expect_match "--log-format json" '^\{.*"msg":"acquiring the lock"' "$(printf '%s\n' "$err" | head -1)"
+    capture "$DL" run "${C[@]}" --log-level info basic -- true
+    expect_match "--log-format text" '^ts=.* msg="acquiring the lock"' "$(printf '%s\n' "$err" | head -1)"
+}
+
+t_run_not_acquired() {
+    start_bg busy_a "$DL" run "${C[@]}" --label holder-a busy -- sh -c \
+        'touch "$W/busy.in"; while [ ! -e "$W/busy.go" ]; do sleep 0.05; done'
+    local a=$bg
+    poll_until 200 '[ -e "$W/busy.in" ]' || fail "the holder did not start"
+    capture "$DL" run "${C[@]}" --wait 0 busy -- true
+    expect_eq "--wait 0 on a held lock" 75 "$st"
+    expect_match "the reason names the holder" "held by 'holder-a' \(fencing token 1\)" "$err"
+    expect_eq "the reason is one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+    start_bg busy_b "$DL" run "${C[@]}" --wait 5s busy -- touch "$W/busy.b"
+    local b=$bg
+    advance_until 2500 20 "! running $b"
+    finish "$b"
+    expect_eq "--wait 5s on a held lock" 75 "$st"
+    expect_match "--wait reason" "after waiting 5s" "$(cat "$W/busy_b.err")"
+    [ -e "$W/busy.b" ] && fail "CMD ran without the lock"
+    touch "$W/busy.go"
+    finish "$a"
+    expect_eq "the holder's status" 0 "$st"
+}
+
+t_run_mutual_exclusion() {
+    local cmd='set -C
+        if ! : > "$W/mx.inside" 2>/dev/null; then echo overlap >> "$W/mx.bad"; fi
+        echo "$DYNALOCK_FENCING_TOKEN" >> "$W/mx.order"
+        while [ ! -e "$W/mx.go.$DYNALOCK_FENCING_TOKEN" ]; do sleep 0.05; done
+        rm -f "$W/mx.inside"'
+    local p=() k t
+    for k in 1 2 3; do
+        start_bg "mx$k" "$DL" run "${C[@]}" --label "mx$k" mx -- sh -c "$cmd"
+        p+=("$bg")
+    done
+    for k in 1 2 3; do
+        advance_until 5000 40 "[ \$(lines \"\$W/mx.order\") -ge $k ]" || fail "holder $k never ran"
+        expect_eq "holders after $k turns" "$k" "$(lines "$W/mx.order")"
+        t=$(tail -1 "$W/mx.order")
+        # A minute passes while it holds the lock: nobody else enters.
+        pass_time 60000
+        expect_eq "no second holder while one holds it ($k)" "$k" "$(lines "$W/mx.order")"
+        expect_eq "the state names the holder's token" "$t" "$(token_of mx)"
+        touch "$W/mx.go.$t"
+    done
+    for k in 0 1 2; do
+        finish "${p[$k]}"
+        expect_eq "run $k status" 0 "$st"
+    done
+    [ -e "$W/mx.bad" ] && fail "two CMDs ran at once"
+    expect_eq "tokens in order" "1 2 3" "$(tr '\n' ' ' <"$W/mx.order" | sed 's/ $//')"
+}
+
+t_run_takeover_after_sigkill() {
+    start_bg tk_a "$DL" run "${C[@]}" --label a tk -- sh -c \
+        'echo "$DYNALOCK_FENCING_TOKEN" > "$W/tk.a"; echo $$ > "$W/tk.cmd"; exec sleep 1000'
+    local a=$bg
+    poll_until 200 '[ -s "$W/tk.cmd" ]' || fail "the first holder did not start"
+    start_bg tk_b "$DL" run "${C[@]}" --label b tk -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN" > "$W/tk.b"'
+    local b=$bg
+    kill9 "$a"
+    poll_until 200 "! running $(cat "$W/tk.cmd")" ||
+        fail "CMD outlived its dynalock (no parent-death signal)"
+    # Less than two thirds of a lease: the crashed holder still has the lock.
+    pass_time 14000
+    [ -e "$W/tk.b" ] && fail "taken over before a whole lease"
+    expect_eq "the crashed holder still named" a "$(holder_of tk)"
+    advance_until 5000 30 '[ -s "$W/tk.b" ]' || fail "no takeover"
+    finish "$b"
+    expect_eq "the contender's status" 0 "$st"
+    expect_eq "the takeover raises the token" "$(($(cat "$W/tk.a") + 1))" "$(cat "$W/tk.b")"
+}
+
+t_run_signal_forwarding() {
+    start_bg sig "$DL" run "${C[@]}" sig -- sh -c \
+        'trap "echo USR1 >> \"\$W/sig.got\"" USR1
+         trap "echo TERM >> \"\$W/sig.got\"; exit 3" TERM
+         touch "$W/sig.ready"; while :; do sleep 0.05; done'
+    local p=$bg
+    poll_until 200 '[ -e "$W/sig.ready" ]' || fail "CMD did not start"
+    kill -USR1 "$p"
+    poll_until 200 'grep -q USR1 "$W/sig.got" 2>/dev/null' || fail "SIGUSR1 not forwarded"
+    running "$p" || fail "dynalock stopped on SIGUSR1"
+    kill -TERM "$p"
+    finish "$p"
+    expect_eq "status of CMD after SIGTERM" 3 "$st"
+    expect_eq "CMD got" "USR1 TERM" "$(tr '\n' ' ' <"$W/sig.got" | sed 's/ $//')"
+    held sig && fail "the lock is released after CMD exits"
+
+    if env --default-signal=INT true 2>/dev/null; then
+        start_bg sigint env --default-signal=INT "$DL" run "${C[@]}" sig -- sh -c \
+            'trap "exit 4" INT; touch "$W/sigint.ready"; while :; do sleep 0.05; done'
+        p=$bg
+        poll_until 200 '[ -e "$W/sigint.ready" ]' || fail "CMD did not start (INT)"
+        kill -INT "$p"
+        finish "$p"
+        expect_eq "status of CMD after SIGINT" 4 "$st"
+    fi
+
+    # A signal while waiting for the lock: 128+N, and nothing runs.
+    start_bg sigh "$DL" run "${C[@]}" sig -- sh -c 'touch "$W/sigw.in"; exec sleep 1000'
+    local h=$bg
+    poll_until 200 '[ -e "$W/sigw.in" ]' || fail "holder did not start"
+    start_bg sigw "$DL" run "${C[@]}" --log-level info sig -- touch "$W/sigw.ran"
+    p=$bg
+    poll_until 200 'grep -q "acquiring the lock" "$W/sigw.err"' || fail "the waiter did not start"
+    advance 1000
+    kill -TERM "$p"
+    finish "$p"
+    expect_eq "interrupted while waiting" 143 "$st"
+    expect_match "interrupted message" "interrupted while waiting for lock 'sig'" \
+        "$(cat "$W/sigw.err")"
+    [ -e "$W/sigw.ran" ] && fail "CMD ran without the lock"
+    kill -TERM "$h"
+    finish "$h"
+    expect_eq "holder stopped by SIGTERM (sleep's status)" 143 "$st"
+}
+
+t_run_lease_lost() {
+    # Another owner writes the item: the renewal finds it, CMD gets SIGTERM, exit 76.
+    start_bg lost "$DL" run "${C[@]}" --kill-after 1s lost -- sh -c \
+        'trap "echo TERM > \"\$W/lost.got\"; exit 0" TERM
+         touch "$W/lost.ready"; while :; do sleep 0.05; done'
+    local p=$bg
+    poll_until 200 '[ -e "$W/lost.ready" ]' || fail "CMD did not start"
+    capture "$DL" simulate "${C[@]}" --label thief holder lost
+    expect_eq "simulate holder" 0 "$st"
+    advance_until 5000 20 "! running $p"
+    finish "$p"
+    expect_eq "lost lease status" 76 "$st"
+    expect_match "lost lease message" "lost the lease on lock 'lost' \(taken_over\)" \
+        "$(cat "$W/lost.err")"
+    expect_eq "CMD got" TERM "$(cat "$W/lost.got" 2>/dev/null)"
+    expect_eq "the lock's holder" thief "$(holder_of lost)"
+
+    # The item is deleted; CMD ignores SIGTERM, so it gets SIGKILL after --kill-after.
+    start_bg gone "$DL" run "${C[@]}" --kill-after 1s gone -- sh -c \
+        'trap "" TERM; touch "$W/gone.ready"; while :; do sleep 0.05; done'
+    p=$bg
+    poll_until 200 '[ -e "$W/gone.ready" ]' || fail "CMD did not start (gone)"
+    capture "$DL" simulate "${C[@]}" delete gone
+    expect_eq "simulate delete" 0 "$st"
+    advance_until 5000 20 "! running $p"
+    finish "$p"
+    expect_eq "deleted lease status" 76 "$st"
+    expect_match "deleted lease message" "\(deleted\).*SIGTERM and SIGKILL after 1s" \
+        "$(cat "$W/gone.err")"
+    capture "$DL" run "${C[@]}" gone -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN"'
+    expect_eq "a deleted lock starts at token 1" 1 "$out"
+}
+
+t_put_if_held() {
+    start_bg fence_a "$DL" run "${C[@]}" --label a fence -- sh -c \
+        'env | grep "^DYNALOCK_" > "$W/fence.env"
+         "$DL" put --if-held --table items --item "{\"pk\":{\"S\":\"by-a\"},\"t\":{\"N\":\"$DYNALOCK_FENCING_TOKEN\"}}"
+         echo $? > "$W/fence.a"; exec sleep 1000'
+    local a=$bg
+    poll_until 200 '[ -s "$W/fence.a" ]' || fail "holder a did not write"
+    expect_eq "a's fenced write" 0 "$(cat "$W/fence.a")"
+    expect_match "a's item" '"t":\{"N":"1"\}' "$(get_item items by-a)"
+    kill9 "$a"
+    start_bg fence_b "$DL" run "${C[@]}" --label b fence -- sh -c \
+        '"$DL" put --if-held --table items --item "{\"pk\":{\"S\":\"by-b\"},\"t\":{\"N\":\"$DYNALOCK_FENCING_TOKEN\"}}"
+         echo $? > "$W/fence.b"; exec sleep 1000'
+    local b=$bg
+    advance_until 5000 30 '[ -s "$W/fence.b" ]' || fail "no takeover by b"
+    expect_eq "b's fenced write" 0 "$(cat "$W/fence.b")"
+    # a's lease, replayed after b took over: refused, nothing written.
+    capture env $(cat "$W/fence.env") "$DL" put --if-held --table items \
+        --item '{"pk":{"S":"stale"}}'
+    expect_eq "a stale fenced write" 77 "$st"
+    expect_match "refusal message" "put refused: .*lock 'fence' with fencing token 1.*'b' holds it now with fencing token 2" "$err"
+    expect_eq "nothing written" "{}" "$(get_item items stale)"
+    # The same with the lease given as options.
+    local owner
+    owner=$(sed -n 's/^DYNALOCK_OWNER=//p' "$W/fence.env")
+    capture "$DL" put "${C[@]}" --if-held --table items --lock-table cli --lock fence \
+        --owner "$owner" --token 1 --item '{"pk":{"S":"stale"}}'
+    expect_eq "a stale fenced write (options)" 77 "$st"
+    # Without --if-held: a plain put; the item from a file or standard input.
+    capture "$DL" put "${C[@]}" --table items --item '{"pk":{"S":"plain"}}'
+    expect_eq "plain put" 0 "$st"
+    expect_match "plain item" '"plain"' "$(get_item items plain)"
+    echo '{"pk":{"S":"from-file"},"n":{"N":"5"}}' >"$W/item.json"
+    capture "$DL" put "${C[@]}" --table items --item-file "$W/item.json"
+    expect_eq "put --item-file" 0 "$st"
+    expect_match "item from a file" '"n":\{"N":"5"\}' "$(get_item items from-file)"
+    capture sh -c 'echo "{\"pk\":{\"S\":\"from-stdin\"}}" | "$DL" put --table items --item-file -'
+    expect_eq "put --item-file -" 0 "$st"
+    expect_match "item from stdin" '"from-stdin"' "$(get_item items from-stdin)"
+    capture "$DL" put "${C[@]}" --table items --item-file "$W/no/such/file"
+    expect_eq "put with a missing --item-file" 66 "$st"
+    capture "$DL" put "${C[@]}" --table items --item '{"nokey":{"S":"x"}}'
+    expect_eq "an item without its key" 65 "$st"
+    kill -TERM "$b"
+    finish "$b"
+}
+
+t_leader_failover() {
+    local i p=()
+    start_bg lead1 "$DL" leader "${C[@]}" --label c1 lead -- sh -c \
+        'echo "$0 $DYNALOCK_FENCING_TOKEN" >> "$W/lead.log"; exec sleep 1000' c1
+    p+=("$bg")
+    poll_until 200 '[ "$(lines "$W/lead.log")" -ge 1 ]' || fail "c1 does not lead"
+    for i in 2 3; do
+        start_bg "lead$i" "$DL" leader "${C[@]}" --label "c$i" lead -- sh -c \
+            'echo "$0 $DYNALOCK_FENCING_TOKEN" >> "$W/lead.log"; exec sleep 1000' "c$i"
+        p+=("$bg")
+    done
+    pass_time 50000
+    expect_eq "one leader while it lives" "c1 1" "$(cat "$W/lead.log")"
+    expect_eq "state names the leader" c1 "$(holder_of lead)"
+    kill9 "${p[0]}"
+    advance_until 5000 30 '[ "$(lines "$W/lead.log")" -ge 2 ]' || fail "no failover"
+    local second
+    second=$(sed -n 2p "$W/lead.log")
+    expect_match "the next leader" "^c[23] 2$" "$second"
+    pass_time 30000
+    expect_eq "two terms after the failover" 2 "$(lines "$W/lead.log")"
+    # The leader is stopped: its lease is released and the last one leads next.
+    local n=${second%% *} k
+    k=${n#c}
+    kill -TERM "${p[$((k - 1))]}"
+    finish "${p[$((k - 1))]}"
+    expect_eq "a leader stopped by SIGTERM" 0 "$st"
+    advance_until 5000 30 '[ "$(lines "$W/lead.log")" -ge 3 ]' || fail "no handover"
+    expect_match "the third leader" "^c[23] 3$" "$(sed -n 3p "$W/lead.log")"
+    for i in 1 2; do
+        running "${p[$i]}" && { kill -TERM "${p[$i]}"; finish "${p[$i]}"; expect_eq "last leader" 0 "$st"; }
+    done
+    held lead && fail "the lock is released when the leaders stop"
+}
+
+t_leader_terms() {
+    # CMD exits 0 with --once: the lock is handed on and dynalock exits 0.
+    capture "$DL" leader "${C[@]}" --once once -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN"'
+    expect_eq "--once status" 0 "$st"
+    expect_eq "--once output" 1 "$out"
+    held once && fail "--once releases the lock"
+    # Without --once, a clean exit pauses and leads again.
+    start_bg again "$DL" leader "${C[@]}" --pause 5s again -- sh -c 'echo x >> "$W/again.log"'
+    local p=$bg
+    poll_until 200 '[ "$(lines "$W/again.log")" -ge 1 ]' || fail "no first term"
+    advance_until 2500 20 '[ "$(lines "$W/again.log")" -ge 2 ]' || fail "no second term"
+    kill -TERM "$p"
+    finish "$p"
+    expect_eq "stopped leader" 0 "$st"
+    # A failing CMD is a fault: logged, paused, and contended again.
+    start_bg fault "$DL" leader "${C[@]}" --pause 5s fault -- sh -c 'echo x >> "$W/fault.log"; exit 3'
+    p=$bg
+    poll_until 200 '[ "$(lines "$W/fault.log")" -ge 1 ]' || fail "no first faulty term"
+    advance_until 2500 20 '[ "$(lines "$W/fault.log")" -ge 2 ]' || fail "no term after a fault"
+    kill -TERM "$p"
+    finish "$p"
+    expect_eq "stopped after faults" 0 "$st"
+    expect_match "the fault is logged" "CMD failed.*exited with status 3" "$(cat "$W/fault.err")"
+    # An error of the election ends dynalock.
+    capture "$DL" leader --clock server --table nosuch elect -- true
+    expect_eq "election error status" 69 "$st"
+    expect_match "election error message" "leader election for lock 'elect' on table 'nosuch' failed" "$err"
+    # A CMD that cannot run ends dynalock too.
+    capture "$DL" leader "${C[@]}" nocmd -- "$W/no/such/command"
+    expect_eq "leader with a missing CMD" 127 "$st"
+}
+
+t_leader_lease_lost() {
+    # While c1 leads, another owner writes the lock: CMD is stopped, and dynalock
+    # contends again; once that holder's lease has run out, c1 leads again.
+    start_bg lost_leader "$DL" leader "${C[@]}" --label c1 llost -- sh -c \
+        'trap "echo stopped >> \"\$W/llost.log\"; exit 0" TERM
+         echo "lead $DYNALOCK_FENCING_TOKEN" >> "$W/llost.log"
+         while :; do sleep 0.05; done'
+    local p=$bg
+    poll_until 200 'grep -q "lead 1" "$W/llost.log" 2>/dev/null' || fail "c1 does not lead"
+    capture "$DL" simulate "${C[@]}" --label thief holder llost
+    expect_eq "simulate holder" 0 "$st"
+    advance_until 5000 20 'grep -q stopped "$W/llost.log"' || fail "CMD not stopped"
+    running "$p" || fail "dynalock ended with the lost lease"
+    expect_eq "the thief holds it" thief "$(holder_of llost)"
+    advance_until 5000 30 'grep -q "lead 3" "$W/llost.log"' || fail "c1 did not lead again"
+    expect_eq "terms" "lead 1,stopped,lead 3" "$(paste -sd, "$W/llost.log")"
+    expect_match "the loss is logged" 'lease lost; CMD stopped; contending again.*reason=taken_over' \
+        "$(cat "$W/lost_leader.err")"
+    kill -TERM "$p"
+    finish "$p"
+    expect_eq "stopped leader" 0 "$st"
+}
+
+t_state_list_simulate() {
+    "$DL" table create listing --exist-ok >/dev/null
+    local L=(--clock server --table listing)
+    capture "$DL" list "${L[@]}"
+    expect_eq "empty list" "NAME  HOLDER   TOKEN   LEASE  HELD" "$out"
+    capture "$DL" simulate "${L[@]}" --json --label ghost --lease 1m holder beta
+    expect_eq "simulate holder" '{"name":"beta","action":"holder","holder":"ghost","fencing_token":1}' "$out"
+    "$DL" simulate "${L[@]}" holder alpha >/dev/null
+    "$DL" simulate "${L[@]}" release alpha >/dev/null
+    capture "$DL" list "${L[@]}"
+    expect_eq "list status" 0 "$st"
+    expect_eq "list rows" "3" "$(printf '%s\n' "$out" | wc -l)"
+    expect_match "list header" "^NAME +HOLDER +TOKEN +LEASE +HELD$" "$(printf '%s\n' "$out" | sed -n 1p)"
+    expect_match "released row" "^alpha +- +1 +- +no$" "$(printf '%s\n' "$out" | sed -n 2p)"
+    expect_match "held row" "^beta +ghost +1 +1m +yes$" "$(printf '%s\n' "$out" | sed -n 3p)"
+    capture "$DL" list "${L[@]}" --json
+    expect_eq "list --json" '[{"name":"alpha","held":false,"holder":null,"fencing_token":1,"lease_ms":0},{"name":"beta","held":true,"holder":"ghost","fencing_token":1,"lease_ms":60000}]' "$out"
+    capture "$DL" state "${L[@]}" beta
+    expect_match "state text" "holder +ghost" "$out"
+    "$DL" simulate "${L[@]}" delete beta >/dev/null
+    capture "$DL" state "${L[@]}" --json beta
+    expect_eq "state of a deleted lock" '{"name":"beta","table":"listing","exists":false,"held":false,"holder":null,"fencing_token":0,"lease_ms":0}' "$out"
+}
+
+t_table() {
+    capture "$DL" table create --sk sk --ttl expires twice
+    expect_eq "create" 0 "$st"
+    capture "$DL" table create twice
+    expect_eq "create again" 69 "$st"
+    capture "$DL" table create twice --exist-ok
+    expect_eq "create again, --exist-ok" 0 "$st"
+    capture "$DL" run --clock server --table twice --sk sk skl -- sh -c 'echo "$DYNALOCK_SK"'
+    expect_eq "a lock in a table with a sort key" "0 sk" "$st $out"
+    capture "$DL" table delete twice
+    expect_eq "delete" 0 "$st"
+    capture "$DL" state --table twice skl
+    expect_eq "state on a deleted table" 69 "$st"
+}
+
+# ------------------------------------------------------------------ the runner
+
+passed=0
+failed=0
+tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
+       t_run_mutual_exclusion t_run_takeover_after_sigkill t_run_signal_forwarding
+       t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
+       t_leader_lease_lost t_state_list_simulate t_table)
+[ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
+for t in "${tests[@]}"; do
+    failures=0
+    "$t"
+    for p in "${bg_pids[@]}"; do kill -KILL "$p" 2>/dev/null && { wait "$p"; } 2>/dev/null; done
+    bg_pids=()
+    if [ "$failures" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok   $t"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $t"
+    fi
+done
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
