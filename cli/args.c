@@ -335,7 +335,9 @@ int cli_parse_args(const cli_command *cmd, int argc, char **argv, cli_opts *o)
         args[o->n_args++] = a;
     }
     if (o->n_args < cmd->min_args)
-        return cli_usage_error(cmd, "missing argument");
+        return cli_usage_error(cmd, "'%s' needs %d argument%s%s, got %d", cmd->name,
+                               cmd->min_args, cmd->min_args == 1 ? "" : "s",
+                               (cmd->options & CLI_OPT_CMD) ? " before CMD" : "", o->n_args);
     if ((cmd->options & CLI_OPT_CMD) && o->n_cmd == 0)
         return cli_usage_error(cmd, "missing CMD to run");
     for (int k = 0; k < o->n_args; k++)

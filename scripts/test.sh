@@ -7,6 +7,7 @@
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build (build-asan/)
 #   scripts/test.sh --sanitize thread        TSan build (build-tsan/)
 #   scripts/test.sh --valgrind               every check suite under valgrind (build-valgrind/)
+#   CC=clang scripts/test.sh ...             the same with clang (build-clang/, build-asan-clang/, ...)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,15 +24,20 @@ while [ $# -gt 0 ]; do
   esac
 done
 "$root/scripts/deps.sh" --test
-build=$root/build
 cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# A compiler other than the default gets build folders of its own (CC=clang -> build-clang).
+cc_suffix=""
+if [ -n "${CC:-}" ] && [ "$(basename "$CC")" != cc ] && [ "$(basename "$CC")" != gcc ]; then
+  cc_suffix=-$(basename "$CC")
+fi
+build=$root/build$cc_suffix
 case "$sanitize" in
   "") ;;
-  thread) build=$root/build-tsan; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE=thread -DDYNALOCK_BUILD_BENCH=OFF) ;;
-  *) build=$root/build-asan; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE="$sanitize" -DDYNALOCK_BUILD_BENCH=OFF) ;;
+  thread) build=$root/build-tsan$cc_suffix; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE=thread -DDYNALOCK_BUILD_BENCH=OFF) ;;
+  *) build=$root/build-asan$cc_suffix; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE="$sanitize" -DDYNALOCK_BUILD_BENCH=OFF) ;;
 esac
 if [ "$valgrind" = 1 ]; then
-  build=$root/build-valgrind
+  build=$root/build-valgrind$cc_suffix
   cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_VALGRIND=ON -DDYNALOCK_BUILD_BENCH=OFF)
   # The suites themselves, under valgrind; the shell-driven tests add nothing there.
   [ "${#ctest_args[@]}" -gt 0 ] || ctest_args=(-L check)

@@ -171,7 +171,7 @@ poll_until 100 'curl -sf "$EP/fake/health" >/dev/null' || { echo "cli: fakedb un
 t_usage_and_help() {
     expect_usage "dynalock" "$DL"
     expect_usage "frobnicate" "$DL" frobnicate
-    expect_usage "missing argument" "$DL" run "${C[@]}"
+    expect_usage "'run' needs 1 argument before CMD, got 0" "$DL" run "${C[@]}"
     expect_usage "missing CMD" "$DL" run "${C[@]}" name
     expect_usage "--lease" "$DL" run --lease 500ms name -- true
     expect_usage "soon.*--wait" "$DL" run --wait soon name -- true
