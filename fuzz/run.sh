@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz/ and runs each for
-# SECONDS (default 30) on its corpus. Exits non-zero on any crash, leak or sanitizer
-# report. Usage: fuzz/run.sh [SECONDS]
+# Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz/ and runs each on
+# its corpus. Exits non-zero on any crash, leak or sanitizer report; the input that did
+# it is left in build-fuzz/ (add it to fuzz/corpus/ once fixed).
+#   fuzz/run.sh [SECONDS]          CI: a fixed seed and number of runs, at most SECONDS
+#                                  (default 30) each, so that a run is repeatable
+#   fuzz/run.sh --explore SECONDS  a random seed for SECONDS each, to find new inputs
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+explore=0
+if [ "${1:-}" = "--explore" ]; then explore=1; shift; fi
 secs=${1:-30}
+if [ "$explore" = 1 ]; then
+  limits=(-max_total_time="$secs")
+else
+  limits=(-seed=1 -runs=300000 -max_total_time="$secs")
+fi
 build=$root/build-fuzz
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_FUZZ=ON \
   -DDYNALOCK_SANITIZE=address,undefined -DDYNALOCK_BUILD_TESTS=OFF -DDYNALOCK_BUILD_BENCH=OFF >/dev/null
@@ -12,9 +22,9 @@ cmake --build "$build" -j"$(nproc)" --target fuzz_expr fuzz_request >/dev/null
 for t in expr request; do
   corpus=$(mktemp -d)
   cp "$root/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
-  echo "fuzz: $t for ${secs}s"
-  "$build/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 \
-    "$corpus" 2>"$build/fuzz_$t.log" || { tail -n 60 "$build/fuzz_$t.log"; exit 1; }
+  echo "fuzz: $t"
+  (cd "$build" && "$build/fuzz/fuzz_$t" "${limits[@]}" -max_len=4096 -timeout=10 \
+    -print_final_stats=1 "$corpus" 2>"$build/fuzz_$t.log") || { tail -n 60 "$build/fuzz_$t.log"; exit 1; }
   grep -E 'stat::number_of_executed_units|cov:' "$build/fuzz_$t.log" | tail -n 2
   rm -rf "$corpus"
 done

@@ -114,9 +114,11 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
         }
         if (found != 1)
             return fakedb__fail_validation(r, "TransactItems can only contain one of Check, Put, Update or Delete");
+        /* Counted before it is prepared: a write that fails half-way holds parsed
+         * expressions that the cleanup must free too. */
+        *prepared = i + 1;
         if (fakedb__write_prepare(db, k_wkinds[kind], body, &w[i], r))
             return -1;
-        *prepared = i + 1;
         for (size_t j = 0; j < i; j++)
             if (same_item(&w[j], &w[i]))
                 return fakedb__fail_validation(r, "Transaction request cannot include multiple operations on one item");

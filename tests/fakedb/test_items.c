@@ -335,6 +335,20 @@ START_TEST(transactions)
     ck_assert_ptr_null(fdbt_get(r.json, "Item"));
     fdbt_free(&r);
     ck_assert_int_eq(fakedb_get_stats(fdbt_db, "TransactWriteItems").condition_failures, 1);
+    /* An expression that does not parse in the second action: a ValidationException,
+     * nothing applied, and nothing of the first action's expressions kept (the ASan and
+     * valgrind runs of this suite see a leak here). */
+    r = fdbt_call("TransactWriteItems", "{\"TransactItems\":["
+        "{\"ConditionCheck\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"held\"}},"
+        "\"ConditionExpression\":\"attribute_exists(pk)\"}},"
+        "{\"Put\":{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}},"
+        "\"ConditionExpression\":\"attribute_not_exists(pk\"}}]}");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
     expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"me\"}}}");
     expect_ok("TransactWriteItems", tx);
     r = fdbt_call("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}},"
