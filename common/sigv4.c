@@ -4,6 +4,7 @@
 #include "sigv4.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,8 +15,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
 
@@ -58,7 +57,11 @@ static void sb_putc(sbuf *b, char c)
     sb_put(b, &c, 1);
 }
 
-/* ---- hashing */
+/* ---- hashing
+ * SHA-256 through one EVP_MD fetched once per process: the one-shot SHA256() and HMAC()
+ * of OpenSSL 3 look the algorithm up in the provider store on every call, which costs
+ * more than hashing a request. HMAC is built on it (RFC 2104), one digest context per
+ * signing reused for every hash of it. */
 
 static const char k_hex[] = "0123456789abcdef";
 
@@ -71,18 +74,62 @@ static void to_hex(const unsigned char *d, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
+static pthread_once_t md_once = PTHREAD_ONCE_INIT;
+static const EVP_MD *md_sha256;
+
+static void md_fetch(void)
+{
+    EVP_MD *md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    md_sha256 = md ? md : EVP_sha256();
+}
+
+static const EVP_MD *sha256_md(void)
+{
+    pthread_once(&md_once, md_fetch);
+    return md_sha256;
+}
+
+/* SHA-256 of up to two pieces with ctx; false when OpenSSL fails (out of memory). */
+static bool digest2(EVP_MD_CTX *ctx, const void *a, size_t al, const void *b, size_t bl,
+                    unsigned char out[32])
+{
+    unsigned int n = 32;
+    return EVP_DigestInit_ex(ctx, sha256_md(), NULL) == 1 &&
+           (al == 0 || EVP_DigestUpdate(ctx, a, al) == 1) &&
+           (bl == 0 || EVP_DigestUpdate(ctx, b, bl) == 1) &&
+           EVP_DigestFinal_ex(ctx, out, &n) == 1;
+}
+
 void dl__sha256_hex(const void *data, size_t len, char out[65])
 {
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256(data ? data : (const void *)"", len, md);
+    unsigned char md[32];
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx || !digest2(ctx, data, len, NULL, 0, md))
+        memset(md, 0, sizeof md); /* out of memory: a hash that matches nothing real */
+    EVP_MD_CTX_free(ctx);
     to_hex(md, sizeof md, out);
 }
 
-static void hmac(const void *key, size_t key_len, const void *msg, size_t msg_len,
-                 unsigned char out[32])
+/* HMAC-SHA256 (RFC 2104) with a 64-byte block. */
+static bool hmac(EVP_MD_CTX *ctx, const void *key, size_t key_len, const void *msg,
+                 size_t msg_len, unsigned char out[32])
 {
-    unsigned int n = 32;
-    HMAC(EVP_sha256(), key, (int)key_len, msg, msg_len, out, &n);
+    unsigned char k[64] = { 0 }, pad[64], inner[32];
+    if (key_len > sizeof k) {
+        if (!digest2(ctx, key, key_len, NULL, 0, k))
+            return false;
+    } else {
+        memcpy(k, key, key_len);
+    }
+    for (size_t i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x36;
+    bool ok = digest2(ctx, pad, 64, msg, msg_len, inner);
+    for (size_t i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x5c;
+    ok = ok && digest2(ctx, pad, 64, inner, 32, out);
+    OPENSSL_cleanse(k, sizeof k);
+    OPENSSL_cleanse(pad, sizeof pad);
+    return ok;
 }
 
 /* The signing key for (secret, date, region, service), cached per thread: it changes
@@ -97,34 +144,30 @@ typedef struct key_cache {
 } key_cache;
 static _Thread_local key_cache tl_key;
 
-static void signing_key(const char *secret, const char *date8, const char *region,
-                        const char *service, unsigned char key[32])
+static bool signing_key(EVP_MD_CTX *ctx, const char *secret, const char *date8,
+                        const char *region, const char *service, unsigned char key[32])
 {
     size_t ls = strlen(secret), lr = strlen(region), lv = strlen(service);
     bool cacheable = ls < sizeof tl_key.secret && lr < sizeof tl_key.region &&
                      lv < sizeof tl_key.service;
-    if (cacheable && tl_key.valid && strcmp(tl_key.secret, secret) == 0 &&
-        strcmp(tl_key.date, date8) == 0 && strcmp(tl_key.region, region) == 0 &&
+    if (cacheable && tl_key.valid && memcmp(tl_key.date, date8, 9) == 0 &&
+        strcmp(tl_key.secret, secret) == 0 && strcmp(tl_key.region, region) == 0 &&
         strcmp(tl_key.service, service) == 0) {
         memcpy(key, tl_key.key, 32);
-        return;
+        return true;
     }
     size_t kl = ls + 4;
     char *k = malloc(kl + 1);
     unsigned char a[32], b[32];
-    if (k) {
-        memcpy(k, "AWS4", 4);
-        memcpy(k + 4, secret, ls + 1);
-        hmac(k, kl, date8, strlen(date8), a);
-        OPENSSL_cleanse(k, kl);
-        free(k);
-    } else {
-        memset(a, 0, sizeof a); /* out of memory: a key that verifies nothing */
-    }
-    hmac(a, 32, region, lr, b);
-    hmac(b, 32, service, lv, a);
-    hmac(a, 32, "aws4_request", 12, key);
-    if (cacheable) {
+    if (!k)
+        return false;
+    memcpy(k, "AWS4", 4);
+    memcpy(k + 4, secret, ls + 1);
+    bool ok = hmac(ctx, k, kl, date8, 8, a) && hmac(ctx, a, 32, region, lr, b) &&
+              hmac(ctx, b, 32, service, lv, a) && hmac(ctx, a, 32, "aws4_request", 12, key);
+    OPENSSL_cleanse(k, kl);
+    free(k);
+    if (ok && cacheable) {
         memcpy(tl_key.secret, secret, ls + 1);
         memcpy(tl_key.date, date8, 9);
         memcpy(tl_key.region, region, lr + 1);
@@ -132,6 +175,7 @@ static void signing_key(const char *secret, const char *date8, const char *regio
         memcpy(tl_key.key, key, 32);
         tl_key.valid = true;
     }
+    return ok;
 }
 
 /* ---- dates */
@@ -213,8 +257,9 @@ static void canonical_uri(sbuf *b, const char *path)
         return;
     }
     size_t n = strlen(path);
-    /* segments as (start, len) pairs */
-    size_t *seg = malloc((n + 1) * 2 * sizeof *seg);
+    /* segments as (start, len) pairs; a short path (every real one) needs no allocation */
+    size_t local[2 * 33];
+    size_t *seg = n < 32 ? local : malloc((n + 1) * 2 * sizeof *seg);
     if (!seg) {
         b->oom = true;
         return;
@@ -253,7 +298,8 @@ static void canonical_uri(sbuf *b, const char *path)
     }
     if (nseg > 0 && trailing)
         sb_putc(b, '/');
-    free(seg);
+    if (seg != local)
+        free(seg);
 }
 
 static int hexval(char c)
@@ -355,7 +401,7 @@ static void canonical_query(sbuf *b, const char *query)
 }
 
 typedef struct chdr {
-    char *name;          /* lower case */
+    const char *name;    /* lower case */
     const char *value;
     size_t order;
 } chdr;
@@ -369,46 +415,58 @@ static int cmp_chdr(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* The value trimmed, with every run of whitespace folded to one space. */
+/* The value trimmed, with every run of whitespace folded to one space; copied in
+ * spans between whitespace. */
 static void put_header_value(sbuf *b, const char *v)
 {
-    bool space = false, started = false;
-    for (const char *p = v ? v : ""; *p; p++) {
-        if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
-            space = started;
-            continue;
-        }
-        if (space)
+    const char *p = v ? v : "";
+    bool started = false;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        if (!*p)
+            return;
+        const char *e = p;
+        while (*e && *e != ' ' && *e != '\t' && *e != '\r' && *e != '\n')
+            e++;
+        if (started)
             sb_putc(b, ' ');
-        space = false;
+        sb_put(b, p, (size_t)(e - p));
         started = true;
-        sb_putc(b, *p);
+        p = e;
     }
 }
 
 /* Canonical headers into ch (each "name:value\n") and signed headers into sh. -1 on
- * bad input (no host, empty name), -2 out of memory. */
+ * bad input (no host, empty name), -2 out of memory. A request of a few headers (the
+ * client's) is handled on the stack: lower-cased names in one buffer, insertion sort. */
 static int canonical_headers(const dl_sigv4_header *h, size_t n, sbuf *ch, sbuf *sh)
 {
     if (n == 0 || !h)
         return -1;
-    chdr *v = calloc(n, sizeof *v);
-    if (!v)
-        return -2;
-    int rc = 0;
-    bool host = false;
+    chdr local_v[16];
+    char local_names[512];
+    size_t names_len = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!h[i].name || !*h[i].name) {
-            rc = -1;
-            goto out;
-        }
-        v[i].name = strdup(h[i].name);
-        if (!v[i].name) {
-            rc = -2;
-            goto out;
-        }
-        for (char *p = v[i].name; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
+        if (!h[i].name || !*h[i].name)
+            return -1;
+        names_len += strlen(h[i].name) + 1;
+    }
+    chdr *v = n <= 16 ? local_v : calloc(n, sizeof *v);
+    char *names = names_len <= sizeof local_names ? local_names : malloc(names_len);
+    int rc = 0;
+    if (!v || !names) {
+        rc = -2;
+        goto out;
+    }
+    bool host = false;
+    char *np = names;
+    for (size_t i = 0; i < n; i++) {
+        const char *src = h[i].name;
+        v[i].name = np;
+        while (*src)
+            *np++ = (char)tolower((unsigned char)*src++);
+        *np++ = '\0';
         v[i].value = h[i].value;
         v[i].order = i;
         if (strcmp(v[i].name, "host") == 0)
@@ -418,7 +476,19 @@ static int canonical_headers(const dl_sigv4_header *h, size_t n, sbuf *ch, sbuf 
         rc = -1;
         goto out;
     }
-    qsort(v, n, sizeof *v, cmp_chdr);
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            chdr x = v[i];
+            size_t j = i;
+            while (j > 0 && cmp_chdr(&v[j - 1], &x) > 0) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    } else {
+        qsort(v, n, sizeof *v, cmp_chdr);
+    }
     for (size_t i = 0; i < n; i++) {
         bool same = i > 0 && strcmp(v[i].name, v[i - 1].name) == 0;
         if (same) {
@@ -438,9 +508,10 @@ static int canonical_headers(const dl_sigv4_header *h, size_t n, sbuf *ch, sbuf 
     if (ch->oom || sh->oom)
         rc = -2;
 out:
-    for (size_t i = 0; i < n; i++)
-        free(v[i].name);
-    free(v);
+    if (v != local_v)
+        free(v);
+    if (names != local_names)
+        free(names);
     return rc;
 }
 
@@ -467,16 +538,22 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
         !creds->secret_access_key || !region || !service || (!req->body && req->body_len))
         return -1;
     dl__sigv4_amz_date(epoch_s, out->amz_date);
+    if (req->payload_hash && strlen(req->payload_hash) != 64)
+        return -1;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx)
+        return -1;
+    unsigned char md[32];
+    sbuf cr = { 0 }, ch = { 0 }, sh = { 0 }, sts = { 0 }, auth = { 0 };
+    int rc = -2;
     if (req->payload_hash) {
-        if (strlen(req->payload_hash) != 64)
-            return -1;
         memcpy(out->payload_hash, req->payload_hash, 65);
     } else {
-        dl__sha256_hex(req->body, req->body_len, out->payload_hash);
+        if (!digest2(ctx, req->body, req->body_len, NULL, 0, md))
+            goto fail;
+        to_hex(md, sizeof md, out->payload_hash);
     }
-
-    sbuf cr = { 0 }, ch = { 0 }, sh = { 0 }, sts = { 0 }, auth = { 0 };
-    int rc = canonical_headers(req->headers, req->n_headers, &ch, &sh);
+    rc = canonical_headers(req->headers, req->n_headers, &ch, &sh);
     if (rc < 0)
         goto fail;
     sb_puts(&cr, req->method);
@@ -499,7 +576,11 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
     memcpy(date8, out->amz_date, 8);
     date8[8] = '\0';
     char cr_hash[65];
-    dl__sha256_hex(cr.p, cr.len, cr_hash);
+    if (!digest2(ctx, cr.p, cr.len, NULL, 0, md)) {
+        rc = -2;
+        goto fail;
+    }
+    to_hex(md, sizeof md, cr_hash);
     sb_puts(&sts, ALGORITHM "\n");
     sb_puts(&sts, out->amz_date);
     sb_putc(&sts, '\n');
@@ -516,8 +597,12 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
     }
 
     unsigned char key[32], sig[32];
-    signing_key(creds->secret_access_key, date8, region, service, key);
-    hmac(key, sizeof key, sts.p, sts.len, sig);
+    if (!signing_key(ctx, creds->secret_access_key, date8, region, service, key) ||
+        !hmac(ctx, key, sizeof key, sts.p, sts.len, sig)) {
+        rc = -2;
+        goto fail;
+    }
+    OPENSSL_cleanse(key, sizeof key);
     to_hex(sig, sizeof sig, out->signature);
 
     sb_puts(&auth, ALGORITHM " Credential=");
@@ -538,11 +623,13 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
     }
     free(ch.p);
     free(sh.p);
+    EVP_MD_CTX_free(ctx);
     out->canonical_request = cr.p;
     out->string_to_sign = sts.p;
     out->authorization = auth.p;
     return 0;
 fail:
+    EVP_MD_CTX_free(ctx);
     free(cr.p);
     free(ch.p);
     free(sh.p);

@@ -386,6 +386,88 @@ static void attempt_cleanup(attempt_result *r)
     r->body = NULL;
 }
 
+void ddb__signed_cleanup(ddb__signed *s)
+{
+    if (s) {
+        free(s->heap);
+        s->heap = NULL;
+        s->n_lines = 0;
+    }
+}
+
+/* Appends "name: value" and its NUL at *p; returns the line. */
+static const char *put_line(char **p, const char *name, size_t nl, const char *value, size_t vl)
+{
+    char *line = *p;
+    memcpy(line, name, nl);
+    memcpy(line + nl, value, vl);
+    line[nl + vl] = '\0';
+    *p = line + nl + vl + 1;
+    return line;
+}
+
+int ddb__client_sign(ddb_client *c, const char *op, const char *body, size_t len,
+                     const ddb__credentials *cred, int64_t epoch_s, ddb__signed *out,
+                     ddb_error *err)
+{
+    out->n_lines = 0;
+    out->heap = NULL;
+    char amz_date[17];
+    dl__sigv4_amz_date(epoch_s, amz_date);
+    static const char target_prefix[] = "DynamoDB_20120810.";
+    char target[96];
+    size_t ol = strlen(op);
+    if (ol > sizeof target - sizeof target_prefix)
+        ol = sizeof target - sizeof target_prefix;
+    memcpy(target, target_prefix, sizeof target_prefix - 1);
+    memcpy(target + sizeof target_prefix - 1, op, ol);
+    size_t tl = sizeof target_prefix - 1 + ol;
+    target[tl] = '\0';
+    dl_sigv4_header sh[5] = {
+        { "host", c->host_header },
+        { "content-type", "application/x-amz-json-1.0" },
+        { "x-amz-date", amz_date },
+        { "x-amz-target", target },
+        { "x-amz-security-token", cred->session_token },
+    };
+    size_t n_sh = cred->session_token ? 5 : 4;
+    dl_sigv4_request req = {
+        .method = "POST", .path = c->path, .query = NULL,
+        .headers = sh, .n_headers = n_sh, .body = body, .body_len = len,
+    };
+    dl_sigv4_credentials sc = { cred->access_key_id, cred->secret_access_key, cred->session_token };
+    dl_sigv4_result sig = { 0 };
+    if (dl__sigv4_sign(&req, &sc, c->region, "dynamodb", epoch_s, &sig) != 0) {
+        dl__sigv4_result_cleanup(&sig);
+        return ddb__fail(err, DDB_ENOMEM, "the request could not be signed");
+    }
+
+    size_t host_l = strlen(c->host_header), auth_l = strlen(sig.authorization);
+    size_t tok_l = cred->session_token ? strlen(cred->session_token) : 0;
+    size_t need = host_l + auth_l + tok_l + tl + 160;
+    char *p = out->inline_buf;
+    if (need > sizeof out->inline_buf) {
+        p = out->heap = malloc(need);
+        if (!p) {
+            dl__sigv4_result_cleanup(&sig);
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        }
+    }
+    size_t n = 0;
+    out->lines[n++] = put_line(&p, "Host: ", 6, c->host_header, host_l);
+    out->lines[n++] = "Content-Type: application/x-amz-json-1.0";
+    out->lines[n++] = put_line(&p, "X-Amz-Date: ", 12, amz_date, 16);
+    out->lines[n++] = put_line(&p, "X-Amz-Target: ", 14, target, tl);
+    out->lines[n++] = put_line(&p, "Authorization: ", 15, sig.authorization, auth_l);
+    if (cred->session_token)
+        out->lines[n++] = put_line(&p, "X-Amz-Security-Token: ", 22, cred->session_token, tok_l);
+    out->lines[n++] = "Expect:";
+    out->lines[n++] = "Accept:";
+    out->n_lines = n;
+    dl__sigv4_result_cleanup(&sig);
+    return 0;
+}
+
 /* One signed POST; fills r. Returns 0 when an answer (of any status) arrived. */
 static int attempt_once(ddb_client *c, const char *op, const char *body, size_t len,
                         ddb_cancel *cancel, attempt_result *r, ddb_error *err)
@@ -394,64 +476,14 @@ static int attempt_once(ddb_client *c, const char *op, const char *body, size_t 
     int rc = ddb__cred_get(c->creds, &cred, cancel, err);
     if (rc != 0)
         return rc;
-
     int64_t epoch_s = ddb_clock_wall_ms(c->clock) / 1000;
-    char amz_date[17];
-    dl__sigv4_amz_date(epoch_s, amz_date);
-    char target[96];
-    snprintf(target, sizeof target, "DynamoDB_20120810.%s", op);
-    dl_sigv4_header sh[5] = {
-        { "host", c->host_header },
-        { "content-type", "application/x-amz-json-1.0" },
-        { "x-amz-date", amz_date },
-        { "x-amz-target", target },
-        { "x-amz-security-token", cred.session_token },
-    };
-    size_t n_sh = cred.session_token ? 5 : 4;
-    dl_sigv4_request req = {
-        .method = "POST", .path = c->path, .query = NULL,
-        .headers = sh, .n_headers = n_sh, .body = body, .body_len = len,
-    };
-    dl_sigv4_credentials sc = { cred.access_key_id, cred.secret_access_key, cred.session_token };
-    dl_sigv4_result sig = { 0 };
-    if (dl__sigv4_sign(&req, &sc, c->region, "dynamodb", epoch_s, &sig) != 0) {
-        dl__sigv4_result_cleanup(&sig);
-        ddb__credentials_cleanup(&cred);
-        return ddb__fail(err, DDB_ENOMEM, "the request could not be signed");
-    }
-
-    size_t hl_host = strlen(c->host_header) + 8;
-    size_t hl_auth = strlen(sig.authorization) + 16;
-    size_t hl_tok = cred.session_token ? strlen(cred.session_token) + 24 : 0;
-    char *hbuf = malloc(hl_host + hl_auth + hl_tok + 160);
-    if (!hbuf) {
-        dl__sigv4_result_cleanup(&sig);
-        ddb__credentials_cleanup(&cred);
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    }
-    const char *lines[8];
-    size_t nl = 0;
-    char *p = hbuf;
-    lines[nl++] = p;
-    p += sprintf(p, "Host: %s", c->host_header) + 1;
-    lines[nl++] = "Content-Type: application/x-amz-json-1.0";
-    lines[nl++] = p;
-    p += sprintf(p, "X-Amz-Date: %s", amz_date) + 1;
-    lines[nl++] = p;
-    p += sprintf(p, "X-Amz-Target: %s", target) + 1;
-    lines[nl++] = p;
-    p += sprintf(p, "Authorization: %s", sig.authorization) + 1;
-    if (cred.session_token) {
-        lines[nl++] = p;
-        p += sprintf(p, "X-Amz-Security-Token: %s", cred.session_token) + 1;
-    }
-    lines[nl++] = "Expect:";
-    lines[nl++] = "Accept:";
-    dl__sigv4_result_cleanup(&sig);
+    ddb__signed s;
+    rc = ddb__client_sign(c, op, body, len, &cred, epoch_s, &s, err);
     ddb__credentials_cleanup(&cred);
-
-    rc = ddb__http_post(c->http, lines, nl, body, len, cancel, &r->http, err);
-    free(hbuf);
+    if (rc != 0)
+        return rc;
+    rc = ddb__http_post(c->http, s.lines, s.n_lines, body, len, cancel, &r->http, err);
+    ddb__signed_cleanup(&s);
     return rc;
 }
 
@@ -556,6 +588,22 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
             err->retries = retries;
     }
     span_finish(c, span, call, start_ns, etype, retries);
+    return rc;
+}
+
+int ddb__client_send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
+                          json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
+{
+    *resp = NULL;
+    if (retries)
+        *retries = 0;
+    if (!body)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    attempt_result r;
+    int rc = send_text(c, call, body, len, cancel, &r, retries, err);
+    *resp = r.body;
+    r.body = NULL;
+    attempt_cleanup(&r);
     return rc;
 }
 

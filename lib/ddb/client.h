@@ -73,6 +73,48 @@ typedef struct ddb__call {
     const char *table_names;
 } ddb__call;
 
+/* ---- request text (json.c): a growing buffer; a failed allocation sticks in `oom` and
+ * is reported once at the end. Zero-initialise; ddb__text_free releases it. */
+typedef struct ddb__text {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} ddb__text;
+void ddb__text_put(ddb__text *t, const char *s, size_t n);
+void ddb__text_puts(ddb__text *t, const char *s);
+/* s (n bytes) as a JSON string, quoted and escaped as json-c does (no '/' escaping). */
+void ddb__text_json_str(ddb__text *t, const char *s, size_t n);
+/* The item as DynamoDB JSON ({"pk":{"S":"a"}}). */
+void ddb__text_item(ddb__text *t, const ddb_item *it);
+void ddb__text_free(ddb__text *t);
+
+/* ---- signing (client.c): the header lines of one signed attempt. Lines point into
+ * `inline_buf` (or `heap` when a long session token does not fit). */
+typedef struct ddb__signed {
+    const char *lines[10];
+    size_t n_lines;
+    char *heap;
+    char inline_buf[768];
+} ddb__signed;
+/* Signs a POST of body for operation op at epoch_s with cred. 0 or DDB_ENOMEM. */
+int ddb__client_sign(ddb_client *c, const char *op, const char *body, size_t len,
+                     const ddb__credentials *cred, int64_t epoch_s, ddb__signed *out,
+                     ddb_error *err);
+void ddb__signed_cleanup(ddb__signed *s);
+
+/* Sends a request built as JSON text, with retries; as ddb__client_send otherwise. */
+int ddb__client_send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
+                          json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err);
+
+/* ---- single-item requests (ops.c), also used by bench/client to time the encoding
+ * and decoding stages alone. The builders fill out (emptied first) with the request
+ * text; ddb__item_answer reads `item_key` and ConsumedCapacity of an answer into res. */
+int ddb__get_request(const ddb_table *t, const ddb_item *key, const ddb_get_options *o,
+                     ddb__text *out, ddb_error *err);
+int ddb__update_request(const ddb_table *t, const ddb_item *key, const char *update,
+                        const ddb_write_options *o, ddb__text *out, ddb_error *err);
+int ddb__item_answer(json_object *resp, const char *item_key, ddb_result *res, ddb_error *err);
+
 /* Sends a request built as JSON, with retries. On success *resp is the parsed answer
  * (caller puts). On an error answer, *resp is the parsed error body if there was one.
  * *retries (may be NULL) receives the retries made. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "internal.h"
 
 /* ----------------------------------------------------------------- base64 */
@@ -192,6 +193,156 @@ json_object *ddb__item_to_jobj(const ddb_item *it)
         }
     }
     return o;
+}
+
+/* ------------------------------------------------- DynamoDB JSON as text, directly
+ * The request path writes items straight into the request text: building a json-c tree
+ * and serialising it costs an allocation per node and a second pass. */
+
+void ddb__text_put(ddb__text *t, const char *s, size_t n)
+{
+    if (t->oom)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 512;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *np = realloc(t->p, cap);
+        if (!np) {
+            t->oom = true;
+            return;
+        }
+        t->p = np;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+void ddb__text_puts(ddb__text *t, const char *s)
+{
+    ddb__text_put(t, s, strlen(s));
+}
+
+void ddb__text_free(ddb__text *t)
+{
+    if (!t)
+        return;
+    free(t->p);
+    memset(t, 0, sizeof *t);
+}
+
+void ddb__text_json_str(ddb__text *t, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    ddb__text_put(t, "\"", 1);
+    size_t run = 0; /* start of the bytes not yet copied */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        ddb__text_put(t, s + run, i - run);
+        run = i + 1;
+        char e[6] = { '\\', 0 };
+        size_t el = 2;
+        switch (c) {
+        case '"': e[1] = '"'; break;
+        case '\\': e[1] = '\\'; break;
+        case '\b': e[1] = 'b'; break;
+        case '\f': e[1] = 'f'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\t': e[1] = 't'; break;
+        default:
+            e[1] = 'u';
+            e[2] = '0';
+            e[3] = '0';
+            e[4] = hex[c >> 4];
+            e[5] = hex[c & 15];
+            el = 6;
+        }
+        ddb__text_put(t, e, el);
+    }
+    ddb__text_put(t, s + run, n - run);
+    ddb__text_put(t, "\"", 1);
+}
+
+static void text_buf(ddb__text *t, const ddb_value *v)
+{
+    if (v->type == DDB_B) {
+        size_t n;
+        char *enc = ddb__base64_encode(v->u.buf.p, v->u.buf.len, &n);
+        if (!enc) {
+            t->oom = true;
+            return;
+        }
+        ddb__text_json_str(t, enc, n);
+        free(enc);
+        return;
+    }
+    ddb__text_json_str(t, v->u.buf.p, v->u.buf.len);
+}
+
+static void text_value(ddb__text *t, const ddb_value *v)
+{
+    const char *tag = v ? type_tag(v->type) : NULL;
+    if (!tag) {
+        t->oom = true; /* not a value libddb made; nothing sensible to send */
+        return;
+    }
+    ddb__text_puts(t, "{\"");
+    ddb__text_puts(t, tag);
+    ddb__text_puts(t, "\":");
+    switch (v->type) {
+    case DDB_S:
+    case DDB_N:
+    case DDB_B:
+        text_buf(t, v);
+        break;
+    case DDB_BOOL:
+        ddb__text_puts(t, v->u.b ? "true" : "false");
+        break;
+    case DDB_NULL:
+        ddb__text_puts(t, "true");
+        break;
+    case DDB_M:
+        ddb__text_item(t, v->u.m);
+        break;
+    case DDB_L:
+    case DDB_SS:
+    case DDB_NS:
+    case DDB_BS:
+        ddb__text_put(t, "[", 1);
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            if (i > 0)
+                ddb__text_put(t, ",", 1);
+            if (v->type == DDB_L)
+                text_value(t, v->u.list.v[i]);
+            else
+                text_buf(t, v->u.list.v[i]);
+        }
+        ddb__text_put(t, "]", 1);
+        break;
+    }
+    ddb__text_put(t, "}", 1);
+}
+
+void ddb__text_item(ddb__text *t, const ddb_item *it)
+{
+    if (!it) {
+        t->oom = true;
+        return;
+    }
+    ddb__text_put(t, "{", 1);
+    for (size_t i = 0; i < it->n; i++) {
+        if (i > 0)
+            ddb__text_put(t, ",", 1);
+        ddb__text_json_str(t, it->attrs[i].name, strlen(it->attrs[i].name));
+        ddb__text_put(t, ":", 1);
+        text_value(t, it->attrs[i].value);
+    }
+    ddb__text_put(t, "}", 1);
 }
 
 static char *jobj_text(json_object *o)

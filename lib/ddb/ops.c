@@ -1,6 +1,7 @@
 /* ops.c: the single-item operations GetItem, PutItem, UpdateItem and DeleteItem, with
  * conditions, expression names and values, ReturnValues, and the old item delivered on
- * a failed condition (ReturnValuesOnConditionCheckFailure=ALL_OLD). */
+ * a failed condition (ReturnValuesOnConditionCheckFailure=ALL_OLD). Requests are written
+ * as text directly; answers are read with json-c. */
 #include "client.h"
 
 #include <string.h>
@@ -36,57 +37,149 @@ static double consumed_of(json_object *resp)
     return 0;
 }
 
-/* Starts a request on a table: {"TableName": name}. */
-static json_object *request_for(const ddb_table *t, ddb_error *err)
+/* ---- request text. The single-item operations write their request straight into text
+ * (the other modules build json-c objects): this is the path most calls take. */
+
+static void text_key(ddb__text *b, const char *key)
 {
-    json_object *req = json_object_new_object();
-    if (!req || !ddb__jadd_str(req, "TableName", t->name)) {
-        json_object_put(req);
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
-        return NULL;
-    }
-    return req;
+    ddb__text_put(b, ",\"", 2);
+    ddb__text_puts(b, key);
+    ddb__text_put(b, "\":", 2);
 }
 
-/* Fills a request with the write options shared by Put, Update and Delete. */
-static int add_write_options(json_object *req, const ddb_write_options *o, ddb_error *err)
+static void text_str_field(ddb__text *b, const char *key, const char *value)
+{
+    text_key(b, key);
+    ddb__text_json_str(b, value, strlen(value));
+}
+
+/* {"TableName":"name" -- the object is closed by text_end. */
+static void text_begin(ddb__text *b, const ddb_table *t)
+{
+    b->len = 0;
+    b->oom = false;
+    ddb__text_puts(b, "{\"TableName\":");
+    ddb__text_json_str(b, t->name, strlen(t->name));
+}
+
+static int text_end(ddb__text *b, ddb_error *err)
+{
+    ddb__text_put(b, "}", 1);
+    return b->oom ? ddb__fail(err, DDB_ENOMEM, "out of memory") : 0;
+}
+
+static int text_names(ddb__text *b, ddb_names names, ddb_error *err)
+{
+    if (!names || !names[0])
+        return 0;
+    text_key(b, "ExpressionAttributeNames");
+    ddb__text_put(b, "{", 1);
+    for (size_t i = 0; names[i]; i += 2) {
+        if (!names[i + 1])
+            return ddb__fail(err, DDB_EINVAL, "expression name '%.64s' has no attribute", names[i]);
+        if (i > 0)
+            ddb__text_put(b, ",", 1);
+        ddb__text_json_str(b, names[i], strlen(names[i]));
+        ddb__text_put(b, ":", 1);
+        ddb__text_json_str(b, names[i + 1], strlen(names[i + 1]));
+    }
+    ddb__text_put(b, "}", 1);
+    return 0;
+}
+
+/* The write options shared by Put, Update and Delete. */
+static int text_write_options(ddb__text *b, const ddb_write_options *o, ddb_error *err)
 {
     if (!o)
         return 0;
-    if (o->condition && !ddb__jadd_str(req, "ConditionExpression", o->condition))
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    int rc = ddb__jadd_expr(req, o->names, o->values, err);
-    if (rc != 0)
-        return rc;
     const char *rv = return_values_name(o->return_values);
     if (rv && !*rv)
         return ddb__fail(err, DDB_EINVAL, "return_values %d is not a DDB_RETURN_* value",
                          (int)o->return_values);
-    if (rv && !ddb__jadd_str(req, "ReturnValues", rv))
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    if (o->return_old_on_condition_fail &&
-        !ddb__jadd_str(req, "ReturnValuesOnConditionCheckFailure", "ALL_OLD"))
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    if (o->condition)
+        text_str_field(b, "ConditionExpression", o->condition);
+    int rc = text_names(b, o->names, err);
+    if (rc != 0)
+        return rc;
+    if (o->values && o->values->n > 0) {
+        text_key(b, "ExpressionAttributeValues");
+        ddb__text_item(b, o->values);
+    }
+    if (rv)
+        text_str_field(b, "ReturnValues", rv);
+    if (o->return_old_on_condition_fail)
+        text_str_field(b, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
     return 0;
 }
 
-/* Sends req (consumed) and reads `item_key` of the answer into res. */
-static int run(ddb_table *t, const char *op, json_object *req, const char *item_key,
+int ddb__get_request(const ddb_table *t, const ddb_item *key, const ddb_get_options *o,
+                     ddb__text *out, ddb_error *err)
+{
+    text_begin(out, t);
+    text_key(out, "Key");
+    ddb__text_item(out, key);
+    if (o) {
+        if (o->consistent_read) {
+            text_key(out, "ConsistentRead");
+            ddb__text_puts(out, "true");
+        }
+        if (o->projection)
+            text_str_field(out, "ProjectionExpression", o->projection);
+        int rc = text_names(out, o->names, err);
+        if (rc != 0)
+            return rc;
+    }
+    return text_end(out, err);
+}
+
+/* PutItem (`field` "Item") and DeleteItem ("Key"). */
+static int write_request(const ddb_table *t, const char *field, const ddb_item *item,
+                         const ddb_write_options *o, ddb__text *out, ddb_error *err)
+{
+    text_begin(out, t);
+    text_key(out, field);
+    ddb__text_item(out, item);
+    int rc = text_write_options(out, o, err);
+    return rc != 0 ? rc : text_end(out, err);
+}
+
+int ddb__update_request(const ddb_table *t, const ddb_item *key, const char *update,
+                        const ddb_write_options *o, ddb__text *out, ddb_error *err)
+{
+    text_begin(out, t);
+    text_key(out, "Key");
+    ddb__text_item(out, key);
+    int rc = text_write_options(out, o, err);
+    if (rc != 0)
+        return rc;
+    if (update)
+        text_str_field(out, "UpdateExpression", update);
+    return text_end(out, err);
+}
+
+int ddb__item_answer(json_object *resp, const char *item_key, ddb_result *res, ddb_error *err)
+{
+    res->consumed_capacity = consumed_of(resp);
+    return ddb__jget_item(resp, item_key, &res->item, err);
+}
+
+/* Sends the request text (freed here) and reads `item_key` of the answer into res. */
+static int run(ddb_table *t, const char *op, ddb__text *req, const char *item_key,
                ddb_cancel *cancel, ddb_result *res, ddb_error *err)
 {
     ddb_client *c = t->client;
     ddb__call call = { .operation = op, .table = t->name };
     json_object *resp = NULL;
     int retries = 0;
-    int rc = ddb__client_send(c, &call, req, &resp, cancel, &retries, err);
-    json_object_put(req);
+    int rc = ddb__client_send_text(c, &call, req->p, req->len, &resp, cancel, &retries, err);
+    ddb__text_free(req);
     if (res) {
         res->retries = retries;
         res->consumed_capacity = consumed_of(resp);
     }
     if (rc == 0 && res) {
         ddb_error perr;
-        int prc = ddb__jget_item(resp, item_key, &res->item, &perr);
+        int prc = ddb__item_answer(resp, item_key, res, &perr);
         if (prc != 0) {
             rc = ddb__fail(err, prc, "%s answered with a malformed item: %s", op, perr.message);
             if (err)
@@ -127,27 +220,12 @@ int ddb_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o, dd
     int rc = check_table(t, key, "key", err);
     if (rc != 0)
         return rc;
-    json_object *req = request_for(t, err);
-    if (!req)
-        return DDB_ENOMEM;
-    if ((rc = ddb__jadd_item(req, "Key", key, err)) != 0)
-        goto fail;
-    if (o) {
-        if (o->consistent_read && json_object_object_add(req, "ConsistentRead", json_object_new_boolean(1)) != 0) {
-            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-            goto fail;
-        }
-        if (o->projection && !ddb__jadd_str(req, "ProjectionExpression", o->projection)) {
-            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-            goto fail;
-        }
-        if ((rc = ddb__jadd_expr(req, o->names, NULL, err)) != 0)
-            goto fail;
+    ddb__text req = { 0 };
+    if ((rc = ddb__get_request(t, key, o, &req, err)) != 0) {
+        ddb__text_free(&req);
+        return rc;
     }
-    return run(t, "GetItem", req, "Item", o ? o->cancel : NULL, res, err);
-fail:
-    json_object_put(req);
-    return rc;
+    return run(t, "GetItem", &req, "Item", o ? o->cancel : NULL, res, err);
 }
 
 int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o, ddb_result *res,
@@ -160,15 +238,12 @@ int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
         return rc;
     if (o && o->return_values != DDB_RETURN_NONE && o->return_values != DDB_RETURN_ALL_OLD)
         return ddb__fail(err, DDB_EINVAL, "PutItem on %s returns only NONE or ALL_OLD", t->name);
-    json_object *req = request_for(t, err);
-    if (!req)
-        return DDB_ENOMEM;
-    if ((rc = ddb__jadd_item(req, "Item", item, err)) != 0 ||
-        (rc = add_write_options(req, o, err)) != 0) {
-        json_object_put(req);
+    ddb__text req = { 0 };
+    if ((rc = write_request(t, "Item", item, o, &req, err)) != 0) {
+        ddb__text_free(&req);
         return rc;
     }
-    return run(t, "PutItem", req, "Attributes", o ? o->cancel : NULL, res, err);
+    return run(t, "PutItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
 }
 
 int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
@@ -179,19 +254,12 @@ int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
     int rc = check_table(t, key, "key", err);
     if (rc != 0)
         return rc;
-    json_object *req = request_for(t, err);
-    if (!req)
-        return DDB_ENOMEM;
-    if ((rc = ddb__jadd_item(req, "Key", key, err)) != 0 ||
-        (rc = add_write_options(req, o, err)) != 0) {
-        json_object_put(req);
+    ddb__text req = { 0 };
+    if ((rc = ddb__update_request(t, key, update, o, &req, err)) != 0) {
+        ddb__text_free(&req);
         return rc;
     }
-    if (update && !ddb__jadd_str(req, "UpdateExpression", update)) {
-        json_object_put(req);
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    }
-    return run(t, "UpdateItem", req, "Attributes", o ? o->cancel : NULL, res, err);
+    return run(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
 }
 
 int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
@@ -204,13 +272,10 @@ int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *
         return rc;
     if (o && o->return_values != DDB_RETURN_NONE && o->return_values != DDB_RETURN_ALL_OLD)
         return ddb__fail(err, DDB_EINVAL, "DeleteItem on %s returns only NONE or ALL_OLD", t->name);
-    json_object *req = request_for(t, err);
-    if (!req)
-        return DDB_ENOMEM;
-    if ((rc = ddb__jadd_item(req, "Key", key, err)) != 0 ||
-        (rc = add_write_options(req, o, err)) != 0) {
-        json_object_put(req);
+    ddb__text req = { 0 };
+    if ((rc = write_request(t, "Key", key, o, &req, err)) != 0) {
+        ddb__text_free(&req);
         return rc;
     }
-    return run(t, "DeleteItem", req, "Attributes", o ? o->cancel : NULL, res, err);
+    return run(t, "DeleteItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
 }
