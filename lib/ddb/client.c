@@ -610,20 +610,10 @@ int ddb__client_send_text(ddb_client *c, const ddb__call *call, const char *body
 int ddb__client_send(ddb_client *c, const ddb__call *call, json_object *req,
                      json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
 {
-    *resp = NULL;
-    if (retries)
-        *retries = 0;
-    size_t len;
+    size_t len = 0;
     const char *body = json_object_to_json_string_length(
         req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    if (!body)
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    attempt_result r;
-    int rc = send_text(c, call, body, len, cancel, &r, retries, err);
-    *resp = r.body;
-    r.body = NULL;
-    attempt_cleanup(&r);
-    return rc;
+    return ddb__client_send_text(c, call, body, len, resp, cancel, retries, err);
 }
 
 int ddb_client_call(ddb_client *c, const char *operation, const char *request_json,

@@ -4,6 +4,8 @@
 #define CLIENT_UTIL_H
 
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,13 +22,5 @@ static inline ddb_item *key2(const char *pk, const char *sk)
     return k;
 }
 
-static inline int run_suite(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
 
 #endif

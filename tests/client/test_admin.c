@@ -116,5 +116,5 @@ static Suite *admin_suite(void)
 
 int main(void)
 {
-    return run_suite(admin_suite());
+    return dl_check_run(admin_suite());
 }

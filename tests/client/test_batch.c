@@ -321,5 +321,5 @@ static Suite *batch_suite(void)
 
 int main(void)
 {
-    return run_suite(batch_suite());
+    return dl_check_run(batch_suite());
 }

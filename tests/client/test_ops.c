@@ -283,5 +283,5 @@ static Suite *ops_suite(void)
 
 int main(void)
 {
-    return run_suite(ops_suite());
+    return dl_check_run(ops_suite());
 }

@@ -243,5 +243,5 @@ static Suite *pages_suite(void)
 
 int main(void)
 {
-    return run_suite(pages_suite());
+    return dl_check_run(pages_suite());
 }

@@ -617,5 +617,5 @@ static Suite *transport_suite(void)
 
 int main(void)
 {
-    return run_suite(transport_suite());
+    return dl_check_run(transport_suite());
 }

@@ -209,5 +209,5 @@ static Suite *tx_suite(void)
 
 int main(void)
 {
-    return run_suite(tx_suite());
+    return dl_check_run(tx_suite());
 }

@@ -2,6 +2,8 @@
  * that is current for a term, transient errors ridden out with logs 44 and 49, errors
  * that end the election, and a hosted-service loop like the reference's. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,9 +453,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return dl_check_run(suite());
 }

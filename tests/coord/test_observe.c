@@ -2,6 +2,8 @@
  * parents, renewals as roots linked to their acquire, the four metrics without the lock
  * name, and the log events 40-49 in category dynalock.lock at the reference's levels. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,9 +263,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return dl_check_run(suite());
 }

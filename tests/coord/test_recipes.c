@@ -2,6 +2,8 @@
  * of shipping them -- a queue over a sparse index and a hi/lo sequence -- against the
  * fake server (or DynamoDB Local). */
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,9 +186,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return dl_check_run(suite());
 }

@@ -3,6 +3,8 @@
  * against a temp HOME and a fake metadata server, and the refresh of credentials that
  * expire, driven by a fake clock. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,9 +448,5 @@ static Suite *credentials_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(credentials_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(credentials_suite());
 }

@@ -2,6 +2,8 @@
  * that the vectors cannot spell out: sort keys ordered as numbers, add/sub round trips,
  * and formatting that parses back to the same number. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,9 +305,5 @@ static Suite *decimal_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(decimal_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dl_check_run(decimal_suite());
 }

@@ -2,6 +2,8 @@
  * tests/expr/vectors/ (one case a line: kind | expression | names | values | item |
  * expected), plus checks of value ordering, item sizes and hostile input. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,9 +473,5 @@ static Suite *expr_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(expr_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dl_check_run(expr_suite());
 }

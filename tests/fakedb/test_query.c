@@ -4,6 +4,8 @@
 #include "fdbt.h"
 
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,9 +309,5 @@ int main(void)
     tcase_add_test(tc, update_table_adds_gsi);
     tcase_add_test(tc, page_is_one_megabyte);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(s);
 }

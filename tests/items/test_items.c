@@ -1,6 +1,8 @@
 /* test_items.c: values, items and DynamoDB JSON: every type, insertion order, copies
  * and equality, and conversion both ways including malformed input. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,9 +307,5 @@ static Suite *items_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(items_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return dl_check_run(items_suite());
 }

@@ -2,6 +2,8 @@
  * (on the setting thread; on the dispatcher after a set from a signal handler), off
  * waiting for a running callback, linked tokens, and cancel-after on a fake clock. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -508,9 +510,5 @@ static Suite *cancel_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(cancel_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(cancel_suite());
 }

@@ -2,6 +2,8 @@
  * wait; settle waits for the work an advance released, also through cancels set by
  * that work), custom clocks, and timers of ddb_cancel_after on each kind. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -486,9 +488,5 @@ static Suite *clock_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(clock_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(clock_suite());
 }

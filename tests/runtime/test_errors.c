@@ -1,6 +1,8 @@
 /* test_errors.c: error codes (fixed numbers, names, texts), ddb_error filling, and the
  * mapping from DynamoDB's error types to codes. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <string.h>
 
 #include "internal.h"
@@ -119,9 +121,5 @@ static Suite *errors_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(errors_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(errors_suite());
 }

@@ -1,6 +1,8 @@
 /* test_log.c: the default stderr sink: logfmt and JSON lines with their quoting and
  * escaping, level names, and whole lines from many threads at once. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <pthread.h>
@@ -188,9 +190,5 @@ static Suite *log_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(log_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(log_suite());
 }

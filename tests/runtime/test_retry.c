@@ -1,6 +1,8 @@
 /* test_retry.c: the standard retry mode: which failures retry, full-jitter backoff from
  * an injected random source, attempts, and the retry quota's costs and refunds. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <pthread.h>
 
 #include "internal.h"
@@ -212,9 +214,5 @@ static Suite *retry_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(retry_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(retry_suite());
 }

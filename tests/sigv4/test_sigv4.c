@@ -2,6 +2,8 @@
  * per case: the raw request and the expected canonical request, string to sign,
  * signature), and verification as the fake server does it, including tampering. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -517,9 +519,5 @@ int main(void)
         fprintf(stderr, "no vectors in %s\n", SIGV4_VECTORS_DIR);
         return 1;
     }
-    SRunner *sr = srunner_create(sigv4_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return dl_check_run(sigv4_suite());
 }

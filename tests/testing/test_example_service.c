@@ -3,6 +3,8 @@
  * lease; the test plays the other processes with libddb_testing and moves time with the
  * fake clock, never sleeping. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <dynalock/testing.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -116,9 +118,5 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, sweeper_takes_over_from_a_crashed_leader);
     suite_add_tcase(suite, tc);
-    SRunner *sr = srunner_create(suite);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dl_check_run(suite);
 }

@@ -4,6 +4,8 @@
  * DYNALOCK_TEST_ENDPOINT is set; either way the clients share a fake clock, so leases,
  * heartbeats and polls move without sleeping. */
 #include <check.h>
+
+#include "dl_check.h"
 #include <dynalock/testing.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -432,9 +434,5 @@ static Suite *testing_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(testing_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dl_check_run(testing_suite());
 }
