@@ -134,7 +134,8 @@ struct ddb_lease {
     int64_t retry_delay_ms;    /* the heartbeat's next wait after a failure, 0 = none */
     int64_t next_attempt_ns;   /* mono: when the heartbeat renews next */
     _Atomic int loss;          /* ddb_loss_reason */
-    bool released;
+    bool released;             /* ended and its lock released (dl_lease_end) */
+    bool caller_let_go;        /* ddb_lease_release was called: the caller's ref is gone */
 
     /* Heartbeat (guarded by the scheduler's mutex). */
     dl_sched *sched;
@@ -219,6 +220,9 @@ bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason);
 int dl_lease_renew_once(ddb_lease *lease, ddb_cancel *cancel, bool root, ddb_error *err);
 /* Releases the lock of a lease (no free). */
 void dl_lease_release_lock(ddb_lease *lease);
+/* Ends a lease: sets ended, stops its heartbeat, releases its lock, takes it off its
+ * lock table. Once only; keeps every reference (ddb_lease_release drops the caller's). */
+void dl_lease_end(ddb_lease *lease);
 
 /* heartbeat.c: the client's scheduler, shared by its lock tables. */
 dl_sched *dl_sched_get(ddb_client *client, ddb_error *err);

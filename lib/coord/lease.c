@@ -256,10 +256,8 @@ void dl_lease_release_lock(ddb_lease *lease)
     }
 }
 
-void ddb_lease_release(ddb_lease *lease)
+void dl_lease_end(ddb_lease *lease)
 {
-    if (!lease)
-        return;
     pthread_mutex_lock(&lease->mu);
     bool again = lease->released;
     lease->released = true;
@@ -279,6 +277,21 @@ void ddb_lease_release(ddb_lease *lease)
     if (l)
         dl_table_remove_lease(l, lease);
     atomic_store(&lease->locks, NULL);
+}
+
+void ddb_lease_release(ddb_lease *lease)
+{
+    if (!lease)
+        return;
+    pthread_mutex_lock(&lease->mu);
+    bool again = lease->caller_let_go;
+    lease->caller_let_go = true;
+    pthread_mutex_unlock(&lease->mu);
+    if (again)
+        return;
+    /* A lock table freed first has ended it already; the caller's reference is still
+     * the caller's to drop. */
+    dl_lease_end(lease);
     dl_lease_unref(lease);
 }
 

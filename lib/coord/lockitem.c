@@ -214,22 +214,35 @@ int dl_item_read(ddb_lock_table *l, const char *name, ddb_cancel *cancel, ddb_it
     return rc;
 }
 
+/* What a lease's own write (renewal, release) starts from: its lock table, the key of
+ * its item and an empty request. 0, or an error with nothing to free. */
+static int lease_req_begin(ddb_lease *lease, ddb_lock_table **l, ddb_item **key, req *r,
+                           ddb_error *err)
+{
+    *l = atomic_load(&lease->locks);
+    if (!*l)
+        return ddb__fail(err, DDB_ESTATE, "The lock table of lease \"%s\" was freed.",
+                         lease->name);
+    *key = dl_lock_key_table(lease->table, lease->name, err);
+    if (!*key)
+        return err ? err->code : DDB_EINVAL;
+    if (req_init(r, err) != 0) {
+        ddb_item_free(*key);
+        return DDB_ENOMEM;
+    }
+    return 0;
+}
+
 int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_item **old,
                   ddb_error *err)
 {
     *old = NULL;
-    ddb_lock_table *l = atomic_load(&lease->locks);
-    if (!l)
-        return ddb__fail(err, DDB_ESTATE, "The lock table of lease \"%s\" was freed.",
-                         lease->name);
-    ddb_item *key = dl_lock_key_table(lease->table, lease->name, err);
-    if (!key)
-        return err ? err->code : DDB_EINVAL;
+    ddb_lock_table *l;
+    ddb_item *key;
     req r;
-    if (req_init(&r, err) != 0) {
-        ddb_item_free(key);
-        return DDB_ENOMEM;
-    }
+    int begun = lease_req_begin(lease, &l, &key, &r, err);
+    if (begun != 0)
+        return begun;
     req_name(&r, "#o", DDB__LOCK_ATTR_OWNER);
     req_name(&r, "#r", DDB__LOCK_ATTR_RVN);
     req_name(&r, "#l", DDB__LOCK_ATTR_LEASE_MS);
@@ -268,18 +281,12 @@ int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_ite
 
 int dl_item_release(ddb_lease *lease, ddb_error *err)
 {
-    ddb_lock_table *l = atomic_load(&lease->locks);
-    if (!l)
-        return ddb__fail(err, DDB_ESTATE, "The lock table of lease \"%s\" was freed.",
-                         lease->name);
-    ddb_item *key = dl_lock_key_table(lease->table, lease->name, err);
-    if (!key)
-        return err ? err->code : DDB_EINVAL;
+    ddb_lock_table *l;
+    ddb_item *key;
     req r;
-    if (req_init(&r, err) != 0) {
-        ddb_item_free(key);
-        return DDB_ENOMEM;
-    }
+    int begun = lease_req_begin(lease, &l, &key, &r, err);
+    if (begun != 0)
+        return begun;
     req_name(&r, "#o", DDB__LOCK_ATTR_OWNER);
     req_name(&r, "#l", DDB__LOCK_ATTR_LEASE_MS);
     req_name(&r, "#h", DDB__LOCK_ATTR_HOLDER);

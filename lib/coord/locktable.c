@@ -238,14 +238,18 @@ void ddb_lock_table_free(ddb_lock_table *l)
 {
     if (!l)
         return;
-    /* Release what is still held, one at a time: a release removes it from the list. */
+    /* End what is still held, one at a time: ending takes it off the list. The leases
+     * stay valid for their holders, whose ddb_lease_release then only frees them. */
     for (;;) {
         pthread_mutex_lock(&l->mu);
         ddb_lease *lease = l->leases;
+        if (lease)
+            dl_lease_ref(lease);
         pthread_mutex_unlock(&l->mu);
         if (!lease)
             break;
-        ddb_lease_release(lease);
+        dl_lease_end(lease);
+        dl_lease_unref(lease);
     }
     dl_sched_put(l->sched);
     seen_free(l->seen);

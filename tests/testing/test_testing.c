@@ -334,6 +334,24 @@ START_TEST(state_follows_the_lock)
 }
 END_TEST
 
+/* ---- a lock table freed while one of its leases is held */
+START_TEST(lock_table_freed_with_lease_held)
+{
+    ddb_error err;
+    ddb_lease *lease = acquire(0, "a");
+    ddb_lock_table_free(w.locks[0]);
+    w.locks[0] = NULL;
+    /* The lease ended and its lock is free... */
+    ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
+    ddb_lock_state got;
+    ck_assert_int_eq(ddb_lock_get_state(w.locks[1], "a", &got, &err), 0);
+    ck_assert(got.exists && !got.is_held);
+    /* ...and the lease is still the holder's to release. */
+    ck_assert_int_eq(ddb_lease_fencing_token(lease), 1);
+    ddb_lease_release(lease);
+}
+END_TEST
+
 /* ---- wait_for_refusal */
 START_TEST(refusal_by_try_acquire)
 {
@@ -425,6 +443,7 @@ static Suite *testing_suite(void)
     tcase_add_test(tc, simulated_release_of_missing_lock_creates_nothing);
     tcase_add_test(tc, simulated_delete_loses_lease_and_restarts_token);
     tcase_add_test(tc, state_follows_the_lock);
+    tcase_add_test(tc, lock_table_freed_with_lease_held);
     tcase_add_test(tc, refusal_by_try_acquire);
     tcase_add_test(tc, no_refusal_when_free_or_other_lock);
     tcase_add_test(tc, refusal_by_acquire_poll_then_takeover_of_crashed_holder);

@@ -35,8 +35,9 @@ typedef struct ddb_lock_table_options {
  * process: it remembers the holders it has seen. The table must outlive it. */
 DDB_API ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_options *o,
                                            ddb_error *err);
-/* Frees it. Every lease of it must have been released first (DDB_ESTATE otherwise is
- * not reported: leases still held are released here). */
+/* Frees it. Leases of it still held are released here (their locks freed, their ended
+ * tokens set); each stays valid for its holder until ddb_lease_release, which then only
+ * frees it. */
 DDB_API void ddb_lock_table_free(ddb_lock_table *locks);
 DDB_API ddb_table *ddb_lock_table_table(const ddb_lock_table *locks);
 
