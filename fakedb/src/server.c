@@ -483,10 +483,13 @@ void fakedb_stop(fakedb *db)
     resume_list(all);
     pthread_join(db->ticker, NULL);
     db->ticker_started = false;
+    /* No new connections; those in flight finish. With internal threads the listening
+     * socket may still be in a worker's epoll set until the daemon stops, so it is
+     * closed only after MHD_stop_daemon (closing it first races their removal of it). */
     MHD_socket s = MHD_quiesce_daemon(db->mhd);
+    MHD_stop_daemon(db->mhd);
     if (s != MHD_INVALID_SOCKET)
         close(s);
-    MHD_stop_daemon(db->mhd);
     db->mhd = NULL;
     server_free(db);
 }
