@@ -392,7 +392,9 @@ START_TEST(test_unreleased_lease_renewed_for_life)
         cx_advance(1000);
     ck_assert_int_eq(renewals(a), 90);
     ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
-    cx_proc_free(a); /* the lock table releases what is still held */
+    cx_proc_free(a); /* freeing the lock table releases the lock still held... */
+    ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
+    ddb_lease_release(lease); /* ...and the holder frees its lease */
 }
 END_TEST
 
