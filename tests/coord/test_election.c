@@ -219,12 +219,13 @@ END_TEST
 /* Transient errors of an acquire are ridden out: contends again every third of the lease,
  * log 44 once per outage, the metric on every one, and log 49 with the outage's length
  * and retries when DynamoDB answers again. */
-START_TEST(test_transient_outage_logs_44_once_and_49)
+/* A transient outage of the acquire -- `fault` answered to every UpdateItem, whose
+ * error.type is `type` -- logs 44 once and counts every retry; the first answer after
+ * it logs 49 with the outage's length and retries. */
+static void outage_logs_44_once_and_49(const fakedb_fault *fault_spec, const char *type)
 {
-    CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL);
-    long fault = fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
-                                                            .operation = "UpdateItem"});
+    long fault = fakedb_fault_add(CX.fx.db, fault_spec);
     job j;
     job_init(&j);
     j.wait_for_stop = true;
@@ -236,8 +237,7 @@ START_TEST(test_transient_outage_logs_44_once_and_49)
             cx_advance(LEASE / 3);
     }
     ck_assert_int_eq(rec_logs(a->rec, 44), 1);
-    ck_assert_int_eq(rec_metrics(a->rec, "dynalock.lock.contention_retries", "error.type",
-                                 "ProvisionedThroughputExceededException"),
+    ck_assert_int_eq(rec_metrics(a->rec, "dynalock.lock.contention_retries", "error.type", type),
                      4);
     rec_log l;
     ck_assert(rec_last_log(a->rec, 44, &l));
@@ -253,6 +253,26 @@ START_TEST(test_transient_outage_logs_44_once_and_49)
     ck_assert_int_eq(bg_join(&w), DDB_ECANCELED);
     job_destroy(&j);
     cx_proc_free(a);
+}
+
+START_TEST(test_transient_outage_logs_44_once_and_49)
+{
+    CX_NEEDS_FAKEDB();
+    outage_logs_44_once_and_49(&(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
+                                               .operation = "UpdateItem"},
+                               "ProvisionedThroughputExceededException");
+}
+END_TEST
+
+/* A 5xx answer is as transient as throttling. */
+START_TEST(test_server_error_outage_is_transient)
+{
+    CX_NEEDS_FAKEDB();
+    outage_logs_44_once_and_49(&(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
+                                               .operation = "UpdateItem",
+                                               .error_type = "InternalServerError",
+                                               .status = 500},
+                               "InternalServerError");
 }
 END_TEST
 
@@ -443,6 +463,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_term_lost_contends_again);
     tcase_add_test(tc, test_follower_takes_over_when_leader_stops);
     tcase_add_test(tc, test_transient_outage_logs_44_once_and_49);
+    tcase_add_test(tc, test_server_error_outage_is_transient);
     tcase_add_test(tc, test_non_transient_error_ends_election);
     tcase_add_test(tc, test_late_lease_starts_no_term);
     tcase_add_test(tc, test_current_lease_for_term);
