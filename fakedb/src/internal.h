@@ -155,6 +155,7 @@ int64_t fakedb__mono_ms(void);
 int fakedb__store_open(fakedb *db, fakedb_error *err);
 void fakedb__store_close(fakedb *db);
 sqlite3_stmt *fakedb__stmt(fakedb *db, const char *sql);
+bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k);
 int fakedb__tx_begin(fakedb *db);
 int fakedb__tx_commit(fakedb *db);
 void fakedb__tx_rollback(fakedb *db);

@@ -33,6 +33,21 @@ static const char *const k_schema =
     "CREATE TABLE IF NOT EXISTS fdb_tokens(token TEXT PRIMARY KEY, digest TEXT NOT NULL,"
     " expires_ms INTEGER NOT NULL);";
 
+/* The stored key in columns 0 (partition) and 1 (sort) of a row. False when it does not
+ * fit a key (a file written by something else). */
+bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k)
+{
+    k->pk_len = (size_t)sqlite3_column_bytes(st, 0);
+    k->sk_len = (size_t)sqlite3_column_bytes(st, 1);
+    if (k->pk_len > sizeof k->pk || k->sk_len > sizeof k->sk)
+        return false;
+    if (k->pk_len)
+        memcpy(k->pk, sqlite3_column_blob(st, 0), k->pk_len);
+    if (k->sk_len)
+        memcpy(k->sk, sqlite3_column_blob(st, 1), k->sk_len);
+    return true;
+}
+
 sqlite3_stmt *fakedb__stmt(fakedb *db, const char *sql)
 {
     struct fakedb__stmt_cache *c;
@@ -393,14 +408,8 @@ static int each_item(fakedb *db, fakedb__table *t,
     fakedb__key *k = malloc(sizeof *k);
     int rc = k ? 0 : -1;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        k->pk_len = (size_t)sqlite3_column_bytes(st, 0);
-        k->sk_len = (size_t)sqlite3_column_bytes(st, 1);
-        if (k->pk_len > sizeof k->pk || k->sk_len > sizeof k->sk)
+        if (!fakedb__key_from_row(st, k))
             continue;
-        if (k->pk_len)
-            memcpy(k->pk, sqlite3_column_blob(st, 0), k->pk_len);
-        if (k->sk_len)
-            memcpy(k->sk, sqlite3_column_blob(st, 1), k->sk_len);
         json_object *item = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
         if (item)
             rc = fn(db, t, k, item, arg);

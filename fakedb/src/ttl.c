@@ -37,14 +37,8 @@ static int sweep_table(fakedb *db, fakedb__table *t, int64_t now_s)
             }
         }
         fakedb__key *k = &keys[n];
-        k->pk_len = (size_t)sqlite3_column_bytes(st, 0);
-        k->sk_len = (size_t)sqlite3_column_bytes(st, 1);
-        if (k->pk_len > sizeof k->pk || k->sk_len > sizeof k->sk)
+        if (!fakedb__key_from_row(st, k))
             continue;
-        if (k->pk_len)
-            memcpy(k->pk, sqlite3_column_blob(st, 0), k->pk_len);
-        if (k->sk_len)
-            memcpy(k->sk, sqlite3_column_blob(st, 1), k->sk_len);
         items[n] = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
         n++;
     }
