@@ -88,7 +88,6 @@ static void costs(void)
     for (int i = 0; i < 30; i++) {
         ddb_fake_clock_advance(clock, 10000);
         ddb_fake_clock_settle(clock, 10000);
-        ddb__heartbeat_settle(clock, 10000);
         ddb_lock_try_acquire(lb, "free", 30000, NULL, &none, &err);
     }
     fakedb_stats g1 = fakedb_get_stats(db, "GetItem"), u1 = fakedb_get_stats(db, "UpdateItem");
@@ -227,7 +226,7 @@ static void many(int n, int64_t lease_ms, int64_t run_ms)
     printf("renewal lag: p50 %.2f ms, p99 %.2f ms (%.3f%% of the lease), max %.2f ms\n",
            p50 / 1e6, p99 / 1e6, 100.0 * (double)p99 / ((double)lease_ms * 1e6), max / 1e6);
     printf("heartbeat threads: %d (threads added while holding: %d)\n",
-           ddb__heartbeat_threads(), threads_now() - threads0);
+           ddb__sched_workers(), threads_now() - threads0);
     printf("memory per lease (process RSS, includes the in-process server's items): "
            "%.0f bytes\n",
            (double)(rss1 - rss0) * 1024.0 / n);

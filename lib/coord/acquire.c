@@ -68,7 +68,7 @@ static int make_lease(acq *a, const char *rvn, int64_t fence, bool takeover,
         dl_lease_lose(lease, DDB_LOSS_EXPIRED);
     } else {
         ddb_error e;
-        if (dl_sched_add(l->sched, lease, &e) != 0) {
+        if (dl_heartbeat_start(lease, &e) != 0) {
             dl_lease_lose(lease, DDB_LOSS_EXPIRED);
             ddb_lease_release(lease);
             if (err)
@@ -208,9 +208,9 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     a.have_seen = dl_seen_get(l, name, &a.seen);
     bool must_read = a.have_seen;
     int races = 0;
-    dl_poller own, *poller = hooks && hooks->poller ? hooks->poller : &own;
-    if (poller == &own)
-        dl_poller_begin(&own, l->clock);
+    /* The thread stays busy for a fake clock's settle across the requests of a poll,
+     * until it waits for the next poll or returns. */
+    ddb__clock_hold(l->clock);
     ddb_error e;
     ddb_error_clear(&e);
 
@@ -269,7 +269,7 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
             rc = 0;
             break;
         }
-        rc = dl_poller_wait(poller, now + wait, stop);
+        rc = ddb__clock_wait_until(l->clock, now + wait, stop);
         if (rc != 0) {
             rc = ddb__fail(&e, DDB_ECANCELED, "The acquire of lock \"%s\" was cancelled.",
                            name);
@@ -279,8 +279,6 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     }
     ddb_telemetry_set_parent(saved);
     dl_seen_entry_cleanup(&a.seen);
-    if (poller == &own)
-        dl_poller_end(&own);
 
     if (rc == 0) {
         dl_span_attr_bool(client, a.span, "dynalock.lock.acquired", *out != NULL);
@@ -295,7 +293,7 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
         if (err)
             *err = e;
     }
-    ddb__clock_thread_idle(l->clock);
+    ddb__clock_unhold(l->clock);
     return rc;
 }
 

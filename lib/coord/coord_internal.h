@@ -6,6 +6,8 @@
 
 #include <dynalock/coord.h>
 
+#include "scheduler.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -72,20 +74,8 @@ DDB_API long ddb__lock_table_on_refusal(ddb_lock_table *locks, ddb__refusal_fn f
 /* Removes it; when this returns, fn is not running and will not run again. */
 DDB_API void ddb__lock_table_off_refusal(ddb_lock_table *locks, long id);
 
-/* ------------------------------------------------------------ the heartbeat */
-
-/* A fake clock's settle hook (ddb__clock_set_settle_hook, registered with the first
- * scheduler): blocks (real time, at most real_timeout_ms) until the heartbeat schedulers
- * of every client on `clock`, and every acquire or election polling on it, have done all
- * the work that is due at the clock's now and wait on the clock again (or returned).
- * 0 or DDB_ETIMEDOUT. Tests call ddb_fake_clock_settle, which consults it. */
-DDB_API int ddb__heartbeat_settle(ddb_clock *clock, int64_t real_timeout_ms);
-/* The number of scheduler threads running (all clients), for tests and benchmarks. */
-DDB_API int ddb__heartbeat_threads(void);
-
 /* ------------------------------------------------------ between the modules */
 
-typedef struct dl_sched dl_sched;
 typedef struct dl_seen dl_seen;
 
 typedef struct dl_refusal_hook {
@@ -102,7 +92,6 @@ struct ddb_lock_table {
     char *holder_label;        /* NULL when none */
     char *ttl_attribute;       /* NULL when none */
     int64_t ttl_retention_ms;
-    dl_sched *sched;           /* the client's heartbeat scheduler, referenced */
 
     pthread_mutex_t mu;        /* guards what follows */
     dl_seen *seen;             /* holders seen: name -> (owner, rvn, first seen) */
@@ -137,13 +126,21 @@ struct ddb_lease {
     bool released;             /* ended and its lock released (dl_lease_end) */
     bool caller_let_go;        /* ddb_lease_release was called: the caller's ref is gone */
 
-    /* Heartbeat (guarded by the scheduler's mutex). */
-    dl_sched *sched;
-    size_t heap_index;
-    bool in_heap;
-    bool in_flight;
-    bool removed;
-    int64_t due_ns;
+    /* The heartbeat: tasks on the client's scheduler (heartbeat.c). */
+    ddb__sched *sched;         /* NULL until the heartbeat starts */
+    ddb__task renew_task;      /* the next renewal */
+    ddb__task deadline_task;   /* the lease runs out: lost with `expired` */
+    ddb__task cleanup_stop_task; /* bounds the release sent after a loss */
+    /* Guarded by mu: */
+    bool beating;              /* the heartbeat runs (and holds a reference) */
+    bool renewing;             /* a renewal is in flight */
+    int64_t renew_sent_ns;     /* its send time */
+    char renew_rvn[DDB__LOCK_ID_LEN + 1];
+    uint64_t renew_span;
+    bool cleaning;             /* the release after a loss is in flight */
+    bool cleaned;              /* ... was done: the caller's release need not repeat it */
+    ddb_cancel *cleanup_stop;  /* aborts it */
+    pthread_cond_t idle;       /* renewing or cleaning went false */
 
     /* The lock table's list (guarded by the lock table's mutex). */
     struct ddb_lease *prev, *next;
@@ -184,8 +181,13 @@ int dl_item_read(ddb_lock_table *locks, const char *name, ddb_cancel *cancel,
  * it is (NULL when deleted). */
 int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_item **old,
                   ddb_error *err);
+/* The same, asynchronous, on the client's scheduler (ddb__update_item_start). */
+int dl_item_renew_start(ddb_lease *lease, const char *rvn, ddb_cancel *cancel,
+                        ddb__item_reply_fn fn, void *arg, ddb_error *err);
 /* Release: removes owner, leaseMs, holder on condition owner = lease's. */
-int dl_item_release(ddb_lease *lease, ddb_error *err);
+int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err);
+int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_fn fn,
+                          void *arg, ddb_error *err);
 
 /* observe.c: spans, metrics and logs of the lock layer. */
 uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
@@ -210,41 +212,30 @@ bool dl_log_enabled(ddb_client *c, int level);
 ddb_lease *dl_lease_new(ddb_lock_table *locks, const char *name, const char *owner,
                         const char *rvn, int64_t lease_ms, int64_t fence, bool takeover,
                         int64_t sent_ns, uint64_t acquire_span);
-void dl_lease_ref(ddb_lease *lease);
-void dl_lease_unref(ddb_lease *lease);
 /* Ends the lease with a loss; false when it had ended already. Logs 40, counts it. */
 bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason);
-/* One renewal (span, metric, state). 0 held, DDB_ELOST when the lease is lost (or had
- * ended), another code for an error that leaves the lease as it was. `root` makes the
- * span a root (the heartbeat's). */
-int dl_lease_renew_once(ddb_lease *lease, ddb_cancel *cancel, bool root, ddb_error *err);
-/* Releases the lock of a lease (no free). */
-void dl_lease_release_lock(ddb_lease *lease);
+/* What a renewal's outcome does to the lease (both the heartbeat's and
+ * ddb_lease_renew's): rc of the write sent at sent_ns with rvn, answered at after_ns;
+ * old_exists tells, on DDB_ECONDITION, whether the item is still there. Returns 0 when
+ * the lease is held and renewed, DDB_ELOST when it is lost (or had ended: a late answer
+ * never revives it), else rc (an error that leaves the lease as it was). */
+int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
+                     int64_t after_ns, bool old_exists);
+/* Releases the lock of a lease (no free), bounded by `cancel` (may be NULL). */
+void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel);
 /* Ends a lease: sets ended, stops its heartbeat, releases its lock, takes it off its
  * lock table. Once only; keeps every reference (ddb_lease_release drops the caller's). */
 void dl_lease_end(ddb_lease *lease);
 
-/* heartbeat.c: the client's scheduler, shared by its lock tables. */
-dl_sched *dl_sched_get(ddb_client *client, ddb_error *err);
-void dl_sched_put(dl_sched *s);
-/* Starts the heartbeat of a lease; its next renewal is a third after its write. */
-int dl_sched_add(dl_sched *s, ddb_lease *lease, ddb_error *err);
-/* Stops the heartbeat; when this returns, the scheduler is not renewing the lease. */
-void dl_sched_remove(dl_sched *s, ddb_lease *lease);
-/* The lease's next renewal moved (after ddb_lease_renew). */
-void dl_sched_reschedule(dl_sched *s, ddb_lease *lease);
-
-/* heartbeat.c: threads that poll on the clock, so that ddb__heartbeat_settle sees them.
- * Between begin and end a thread counts as busy except while parked in dl_poller_wait. */
-typedef struct dl_poller {
-    ddb_clock *clock;
-    bool parked;
-    int64_t deadline_ns;
-    struct dl_poller *prev, *next;
-} dl_poller;
-void dl_poller_begin(dl_poller *p, ddb_clock *clock);
-int dl_poller_wait(dl_poller *p, int64_t deadline_ns, ddb_cancel *stop);
-void dl_poller_end(dl_poller *p);
+/* heartbeat.c: a lease's background time, as tasks on its client's scheduler. */
+/* Starts the heartbeat of a lease (its next renewal a third after its write) and its
+ * deadline. */
+int dl_heartbeat_start(ddb_lease *lease, ddb_error *err);
+/* Stops both; when this returns, no task of the lease runs or will run, and no request
+ * of it is in flight (a renewal on its way is aborted). Not on the scheduler's thread. */
+void dl_heartbeat_stop(ddb_lease *lease);
+/* The lease's next renewal or deadline moved (after ddb_lease_renew). */
+void dl_heartbeat_moved(ddb_lease *lease);
 
 /* acquire.c */
 /* What the election wants to know of an acquire. */
@@ -252,8 +243,6 @@ typedef struct dl_acquire_hooks {
     /* DynamoDB answered a request of the acquire (the lock found free or held). */
     void (*answered)(void *arg);
     void *arg;
-    /* The caller's poller (the election keeps one while it contends); NULL: its own. */
-    dl_poller *poller;
 } dl_acquire_hooks;
 int dl_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms, ddb_cancel *stop,
                bool once, const dl_acquire_hooks *hooks, ddb_lease **out, ddb_error *err);

@@ -127,7 +127,7 @@ static int contend(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_ca
                    name, table, e.message, wait);
         }
         o->retries++;
-        if (dl_poller_wait(hooks->poller, now + lease_ms * DL_NS_PER_MS / 3, stop) != 0)
+        if (ddb__clock_wait_until(l->clock, now + lease_ms * DL_NS_PER_MS / 3, stop) != 0)
             return ddb__fail(err, DDB_ECANCELED, "The election for lock \"%s\" was cancelled.",
                              name);
     }
@@ -146,16 +146,15 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
         return rc;
     const char *table = ddb_table_name(l->table);
     outage o = {.locks = l, .name = name};
-    /* While it contends, the thread is a poller of the clock (for a fake clock's settle);
-     * not while the work runs, which is the caller's own. */
-    dl_poller poller;
-    dl_acquire_hooks hooks = {.answered = outage_answered, .arg = &o, .poller = &poller};
+    dl_acquire_hooks hooks = {.answered = outage_answered, .arg = &o};
 
     for (;;) {
         ddb_lease *lease = NULL;
-        dl_poller_begin(&poller, l->clock);
+        /* While it contends, the thread is busy for a fake clock's settle except while it
+         * waits on the clock; not while the work runs, which is the caller's own. */
+        ddb__clock_hold(l->clock);
         rc = contend(l, name, lease_ms, stop, &o, &hooks, &lease, err);
-        dl_poller_end(&poller);
+        ddb__clock_unhold(l->clock);
         if (rc != 0)
             return rc;
 
@@ -174,15 +173,13 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
         }
         ddb_lease *outer = ddb_lease_current(); /* an enclosing term's, made current again */
         if (outer)
-            dl_lease_ref(outer);
+            ddb_lease_ref(outer);
         ddb_lease_set_current(lease);
         ddb_error werr;
         ddb_error_clear(&werr);
-        /* The work is the caller's own: a fake clock's settle need not wait for it. */
-        ddb__clock_thread_idle(l->clock);
         int wrc = work(lease, work_stop, arg, &werr);
         ddb_lease_set_current(outer);
-        dl_lease_unref(outer);
+        ddb_lease_unref(outer);
         ddb_cancel_unref(work_stop);
 
         /* Which way the term ended: the caller cancelled, the lease was lost, or the

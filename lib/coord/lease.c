@@ -40,21 +40,24 @@ ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
     lease->last_sent_ns = sent_ns;
     lease->expiry_ns = sent_ns + lease_ms * DL_NS_PER_MS;
     lease->next_attempt_ns = sent_ns + lease_ms * DL_NS_PER_MS / 3;
-    lease->sched = l->sched;
     pthread_mutex_init(&lease->mu, NULL);
+    pthread_cond_init(&lease->idle, NULL);
     return lease;
 }
 
-void dl_lease_ref(ddb_lease *lease)
+ddb_lease *ddb_lease_ref(ddb_lease *lease)
 {
-    atomic_fetch_add(&lease->refs, 1);
+    if (lease)
+        atomic_fetch_add(&lease->refs, 1);
+    return lease;
 }
 
-void dl_lease_unref(ddb_lease *lease)
+void ddb_lease_unref(ddb_lease *lease)
 {
     if (!lease || atomic_fetch_sub(&lease->refs, 1) != 1)
         return;
     ddb_cancel_unref(lease->ended);
+    pthread_cond_destroy(&lease->idle);
     pthread_mutex_destroy(&lease->mu);
     free(lease->name);
     free(lease);
@@ -131,77 +134,40 @@ bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason)
 
 /* --------------------------------------------------------------- renewal */
 
-int dl_lease_renew_once(ddb_lease *lease, ddb_cancel *cancel, bool root, ddb_error *err)
+int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
+                     int64_t after_ns, bool old_exists)
 {
-    if (ddb_cancel_is_set(lease->ended))
-        return DDB_ELOST;
-    int64_t now = ddb_clock_mono_ns(lease->clock);
-    pthread_mutex_lock(&lease->mu);
-    bool out_of_time = now >= lease->expiry_ns;
-    pthread_mutex_unlock(&lease->mu);
-    if (out_of_time) {
-        dl_lease_lose(lease, DDB_LOSS_EXPIRED);
-        return DDB_ELOST;
-    }
-    const char *table = ddb_table_name(lease->table);
-    char rvn[DDB__LOCK_ID_LEN + 1];
-    ddb__lock_new_id(rvn);
-    uint64_t parent = ddb_telemetry_parent();
-    uint64_t span = dl_span_start(lease->client, "Lock.Renew", root ? 0 : parent,
-                                  lease->acquire_span ? &lease->acquire_span : NULL,
-                                  lease->acquire_span ? 1 : 0, table, lease->name);
-    dl_span_attr_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
-    uint64_t saved = ddb_telemetry_set_parent(span ? span : (root ? 0 : parent));
-    ddb_error e;
-    ddb_error_clear(&e);
-    ddb_item *old = NULL;
-    int64_t sent = ddb_clock_mono_ns(lease->clock);
-    int rc = dl_item_renew(lease, rvn, cancel, &old, &e);
-    int64_t after = ddb_clock_mono_ns(lease->clock);
-    ddb_telemetry_set_parent(saved);
-
-    const char *error_type = rc ? dl_error_type(&e, rc) : NULL;
-    if (rc == DDB_ECANCELED && ddb_cancel_is_set(lease->ended)) {
-        /* Released (or lost) while the renewal was on its way: nothing to record. */
-        dl_span_end(lease->client, span, error_type);
-        ddb_item_free(old);
-        return DDB_ELOST;
-    }
-    dl_metric_renewal(lease->client, table, error_type);
-    dl_span_end(lease->client, span, error_type);
-
+    if (rc == DDB_ECANCELED && ddb_cancel_is_set(lease->ended))
+        return DDB_ELOST; /* released or lost while it was on its way */
     if (rc == 0) {
         pthread_mutex_lock(&lease->mu);
-        if (sent > lease->last_sent_ns) {
-            lease->last_sent_ns = sent;
-            lease->expiry_ns = sent + lease->lease_ms * DL_NS_PER_MS;
-            lease->next_attempt_ns = sent + lease->lease_ms * DL_NS_PER_MS / 3;
-            memcpy(lease->rvn, rvn, sizeof rvn);
+        bool over = lease->released || atomic_load(&lease->loss) != DDB_LOSS_NONE;
+        /* The lease ran out before the answer came: lost at its deadline, whatever the
+         * answer says; a late answer never revives it. */
+        bool late = !over && after_ns >= lease->expiry_ns;
+        if (!over && !late) {
+            if (sent_ns > lease->last_sent_ns) {
+                lease->last_sent_ns = sent_ns;
+                lease->expiry_ns = sent_ns + lease->lease_ms * DL_NS_PER_MS;
+                lease->next_attempt_ns = sent_ns + lease->lease_ms * DL_NS_PER_MS / 3;
+                memcpy(lease->rvn, rvn, sizeof lease->rvn);
+            }
+            lease->retry_delay_ms = 0;
         }
-        lease->retry_delay_ms = 0;
-        bool late = after >= lease->expiry_ns;
         pthread_mutex_unlock(&lease->mu);
-        if (late) {
-            /* The answer came after a whole lease: the lease has run out all the same. */
+        if (late)
             dl_lease_lose(lease, DDB_LOSS_EXPIRED);
-            return DDB_ELOST;
-        }
-        return 0;
+        return over || late ? DDB_ELOST : 0;
     }
     if (rc == DDB_ECONDITION) {
-        ddb_loss_reason reason = old ? DDB_LOSS_TAKEN_OVER : DDB_LOSS_DELETED;
-        ddb_item_free(old);
-        dl_lease_lose(lease, reason);
+        dl_lease_lose(lease, old_exists ? DDB_LOSS_TAKEN_OVER : DDB_LOSS_DELETED);
         return DDB_ELOST;
     }
-    ddb_item_free(old);
     if (rc == DDB_ENOTFOUND) {
         dl_lease_lose(lease, DDB_LOSS_TABLE_NOT_FOUND);
         return DDB_ELOST;
     }
-    if (err)
-        *err = e;
-    return rc;
+    return ddb_cancel_is_set(lease->ended) ? DDB_ELOST : rc;
 }
 
 int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error *err)
@@ -211,23 +177,55 @@ int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error 
     ddb_error_clear(err);
     if (!lease)
         return ddb__fail(err, DDB_EINVAL, "The lease is NULL.");
-    int rc = dl_lease_renew_once(lease, cancel, false, err);
-    if (rc == 0) {
+    if (ddb_cancel_is_set(lease->ended))
+        return 0;
+    /* Bounded by the lease: its deadline sets `ended`, which cuts the request, its
+     * retries and their backoff short. */
+    ddb_cancel *bound = ddb_cancel_new_linked2(cancel, lease->ended);
+    if (!bound)
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    const char *table = ddb_table_name(lease->table);
+    char rvn[DDB__LOCK_ID_LEN + 1];
+    ddb__lock_new_id(rvn);
+    uint64_t parent = ddb_telemetry_parent();
+    uint64_t span = dl_span_start(lease->client, "Lock.Renew", parent,
+                                  lease->acquire_span ? &lease->acquire_span : NULL,
+                                  lease->acquire_span ? 1 : 0, table, lease->name);
+    dl_span_attr_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
+    uint64_t saved = ddb_telemetry_set_parent(span ? span : parent);
+    ddb_error e;
+    ddb_error_clear(&e);
+    ddb_item *old = NULL;
+    ddb__clock_hold(lease->clock);
+    int64_t sent = ddb_clock_mono_ns(lease->clock);
+    int rc = dl_item_renew(lease, rvn, bound, &old, &e);
+    int64_t after = ddb_clock_mono_ns(lease->clock);
+    ddb_telemetry_set_parent(saved);
+    ddb_cancel_unref(bound);
+    const char *error_type = rc ? dl_error_type(&e, rc) : NULL;
+    bool lease_ended = ddb_cancel_is_set(lease->ended);
+    if (!(rc == DDB_ECANCELED && lease_ended))
+        dl_metric_renewal(lease->client, table, error_type);
+    dl_span_end(lease->client, span, error_type);
+    int out = dl_lease_renewed(lease, rc, rvn, sent, after, old != NULL);
+    ddb_item_free(old);
+    if (out == 0) {
+        dl_heartbeat_moved(lease);
         if (held)
             *held = true;
-        dl_sched_reschedule(lease->sched, lease);
-        return 0;
+    } else if (out != DDB_ELOST) {
+        if (err)
+            *err = e;
+        if (held)
+            *held = true; /* still held until its deadline: the heartbeat goes on */
     }
-    if (rc == DDB_ELOST)
-        return 0;
-    if (held)
-        *held = !ddb_cancel_is_set(lease->ended);
-    return rc;
+    ddb__clock_unhold(lease->clock);
+    return out == DDB_ELOST ? 0 : out;
 }
 
 /* --------------------------------------------------------------- release */
 
-void dl_lease_release_lock(ddb_lease *lease)
+void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel)
 {
     const char *table = ddb_table_name(lease->table);
     uint64_t parent = ddb_telemetry_parent();
@@ -237,7 +235,7 @@ void dl_lease_release_lock(ddb_lease *lease)
     uint64_t saved = ddb_telemetry_set_parent(span ? span : parent);
     ddb_error e;
     ddb_error_clear(&e);
-    int rc = dl_item_release(lease, &e);
+    int rc = dl_item_release(lease, cancel, &e);
     ddb_telemetry_set_parent(saved);
     dl_span_end(lease->client, span, rc ? dl_error_type(&e, rc) : NULL);
     if (rc == DDB_ECONDITION) {
@@ -261,18 +259,33 @@ void dl_lease_end(ddb_lease *lease)
     pthread_mutex_lock(&lease->mu);
     bool again = lease->released;
     lease->released = true;
+    int64_t expiry = lease->expiry_ns;
     pthread_mutex_unlock(&lease->mu);
     if (again)
         return;
     ddb_loss_reason loss = (ddb_loss_reason)atomic_load(&lease->loss);
     /* Ended first: a renewal on its way is cancelled, and the work stops. */
     ddb_cancel_set(lease->ended);
-    if (lease->sched)
-        dl_sched_remove(lease->sched, lease);
-    /* A lease that ran out may still be ours in the item: releasing frees the lock
-     * sooner, and the condition leaves it alone if someone else has it. */
-    if (loss == DDB_LOSS_NONE || loss == DDB_LOSS_EXPIRED)
-        dl_lease_release_lock(lease);
+    dl_heartbeat_stop(lease);
+    pthread_mutex_lock(&lease->mu);
+    bool cleaned = lease->cleaned;
+    pthread_mutex_unlock(&lease->mu);
+    /* A held lease is released within the time it has left; one that ran out may still
+     * be ours in the item (unless the heartbeat released it already): releasing frees the
+     * lock sooner, bounded by a third of the lease. The condition leaves a lock that
+     * someone else has alone. */
+    if (loss == DDB_LOSS_NONE || (loss == DDB_LOSS_EXPIRED && !cleaned)) {
+        int64_t now = ddb_clock_mono_ns(lease->clock);
+        int64_t left_ms = loss == DDB_LOSS_NONE && expiry > now ? (expiry - now) / DL_NS_PER_MS
+                                                                : lease->lease_ms / 3;
+        ddb_cancel *bound = ddb_cancel_new();
+        if (bound && ddb_cancel_after(bound, lease->clock, left_ms > 0 ? left_ms : 1) != 0) {
+            ddb_cancel_unref(bound);
+            bound = NULL;
+        }
+        dl_lease_release_lock(lease, bound);
+        ddb_cancel_unref(bound);
+    }
     ddb_lock_table *l = atomic_load(&lease->locks);
     if (l)
         dl_table_remove_lease(l, lease);
@@ -292,7 +305,7 @@ void ddb_lease_release(ddb_lease *lease)
     /* A lock table freed first has ended it already; the caller's reference is still
      * the caller's to drop. */
     dl_lease_end(lease);
-    dl_lease_unref(lease);
+    ddb_lease_unref(lease);
 }
 
 /* ------------------------------------------------------- the current lease */
@@ -304,7 +317,7 @@ static pthread_once_t current_once = PTHREAD_ONCE_INIT;
 
 static void current_dtor(void *p)
 {
-    dl_lease_unref(p);
+    ddb_lease_unref(p);
 }
 
 static void current_init(void)
@@ -324,9 +337,8 @@ ddb_lease *ddb_lease_set_current(ddb_lease *lease)
     ddb_lease *prev = pthread_getspecific(current_key);
     if (lease == prev)
         return prev;
-    if (lease)
-        dl_lease_ref(lease);
+    ddb_lease_ref(lease);
     pthread_setspecific(current_key, lease);
-    dl_lease_unref(prev);
+    ddb_lease_unref(prev);
     return prev;
 }

@@ -233,6 +233,62 @@ static int lease_req_begin(ddb_lease *lease, ddb_lock_table **l, ddb_item **key,
     return 0;
 }
 
+/* The renewal's UpdateItem: a new rvn on condition that the owner is still the lease's. */
+static int build_renew(ddb_lease *lease, const char *rvn, ddb_lock_table **lp, ddb_item **key,
+                       req *r, ddb_error *err)
+{
+    int begun = lease_req_begin(lease, lp, key, r, err);
+    if (begun != 0)
+        return begun;
+    ddb_lock_table *l = *lp;
+    req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
+    req_name(r, "#r", DDB__LOCK_ATTR_RVN);
+    req_name(r, "#l", DDB__LOCK_ATTR_LEASE_MS);
+    req_s(r, ":o", lease->owner);
+    req_s(r, ":r", rvn);
+    req_i64(r, ":l", lease->lease_ms);
+    req_append(r, "SET #r = :r, #l = :l");
+    if (l->holder_label) {
+        req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
+        req_s(r, ":h", l->holder_label);
+        req_append(r, ", #h = :h");
+    }
+    req_ttl(r, l, false);
+    if (r->failed) {
+        ddb_item_free(r->values);
+        ddb_item_free(*key);
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    }
+    return 0;
+}
+
+/* The release's UpdateItem: removes owner, leaseMs and holder on condition that the owner
+ * is still the lease's. The fence stays, so the token never goes back while the item
+ * lives. */
+static int build_release(ddb_lease *lease, ddb_lock_table **lp, ddb_item **key, req *r,
+                         ddb_error *err)
+{
+    int begun = lease_req_begin(lease, lp, key, r, err);
+    if (begun != 0)
+        return begun;
+    ddb_lock_table *l = *lp;
+    req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
+    req_name(r, "#l", DDB__LOCK_ATTR_LEASE_MS);
+    req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
+    req_s(r, ":o", lease->owner);
+    req_append(r, "REMOVE #o, #l, #h");
+    if (l->ttl_attribute) {
+        req_append(r, " ");
+        req_ttl(r, l, true);
+    }
+    if (r->failed) {
+        ddb_item_free(r->values);
+        ddb_item_free(*key);
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    }
+    return 0;
+}
+
 int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_item **old,
                   ddb_error *err)
 {
@@ -240,73 +296,82 @@ int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_ite
     ddb_lock_table *l;
     ddb_item *key;
     req r;
-    int begun = lease_req_begin(lease, &l, &key, &r, err);
-    if (begun != 0)
-        return begun;
-    req_name(&r, "#o", DDB__LOCK_ATTR_OWNER);
-    req_name(&r, "#r", DDB__LOCK_ATTR_RVN);
-    req_name(&r, "#l", DDB__LOCK_ATTR_LEASE_MS);
-    req_s(&r, ":o", lease->owner);
-    req_s(&r, ":r", rvn);
-    req_i64(&r, ":l", lease->lease_ms);
-    req_append(&r, "SET #r = :r, #l = :l");
-    if (l->holder_label) {
-        req_name(&r, "#h", DDB__LOCK_ATTR_HOLDER);
-        req_s(&r, ":h", l->holder_label);
-        req_append(&r, ", #h = :h");
+    int rc = build_renew(lease, rvn, &l, &key, &r, err);
+    if (rc != 0)
+        return rc;
+    ddb_result res = {0};
+    rc = ddb_update_item(l->table, key, r.update,
+                         &(ddb_write_options){.condition = "#o = :o",
+                                              .names = r.names,
+                                              .values = r.values,
+                                              .return_old_on_condition_fail = true,
+                                              .cancel = cancel},
+                         &res, err);
+    if (rc == DDB_ECONDITION) {
+        *old = res.item;
+        res.item = NULL;
     }
-    req_ttl(&r, l, false);
-    int rc;
-    if (r.failed) {
-        rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
-    } else {
-        ddb_result res = {0};
-        rc = ddb_update_item(l->table, key, r.update,
-                             &(ddb_write_options){.condition = "#o = :o",
-                                                  .names = r.names,
-                                                  .values = r.values,
-                                                  .return_old_on_condition_fail = true,
-                                                  .cancel = cancel},
-                             &res, err);
-        if (rc == DDB_ECONDITION) {
-            *old = res.item;
-            res.item = NULL;
-        }
-        ddb_result_cleanup(&res);
-    }
+    ddb_result_cleanup(&res);
     ddb_item_free(r.values);
     ddb_item_free(key);
     return rc;
 }
 
-int dl_item_release(ddb_lease *lease, ddb_error *err)
+int dl_item_renew_start(ddb_lease *lease, const char *rvn, ddb_cancel *cancel,
+                        ddb__item_reply_fn fn, void *arg, ddb_error *err)
 {
     ddb_lock_table *l;
     ddb_item *key;
     req r;
-    int begun = lease_req_begin(lease, &l, &key, &r, err);
-    if (begun != 0)
-        return begun;
-    req_name(&r, "#o", DDB__LOCK_ATTR_OWNER);
-    req_name(&r, "#l", DDB__LOCK_ATTR_LEASE_MS);
-    req_name(&r, "#h", DDB__LOCK_ATTR_HOLDER);
-    req_s(&r, ":o", lease->owner);
-    /* The fence stays, so the token never goes back while the item lives. */
-    req_append(&r, "REMOVE #o, #l, #h");
-    if (l->ttl_attribute) {
-        req_append(&r, " ");
-        req_ttl(&r, l, true);
-    }
-    int rc;
-    if (r.failed) {
-        rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
-    } else {
-        rc = ddb_update_item(l->table, key, r.update,
-                             &(ddb_write_options){.condition = "#o = :o",
-                                                  .names = r.names,
-                                                  .values = r.values},
-                             NULL, err);
-    }
+    int rc = build_renew(lease, rvn, &l, &key, &r, err);
+    if (rc != 0)
+        return rc;
+    rc = ddb__update_item_start(l->table, key, r.update,
+                                &(ddb_write_options){.condition = "#o = :o",
+                                                     .names = r.names,
+                                                     .values = r.values,
+                                                     .return_old_on_condition_fail = true,
+                                                     .cancel = cancel},
+                                fn, arg, err);
+    ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
+}
+
+int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err)
+{
+    ddb_lock_table *l;
+    ddb_item *key;
+    req r;
+    int rc = build_release(lease, &l, &key, &r, err);
+    if (rc != 0)
+        return rc;
+    rc = ddb_update_item(l->table, key, r.update,
+                         &(ddb_write_options){.condition = "#o = :o",
+                                              .names = r.names,
+                                              .values = r.values,
+                                              .cancel = cancel},
+                         NULL, err);
+    ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
+}
+
+int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_fn fn,
+                          void *arg, ddb_error *err)
+{
+    ddb_lock_table *l;
+    ddb_item *key;
+    req r;
+    int rc = build_release(lease, &l, &key, &r, err);
+    if (rc != 0)
+        return rc;
+    rc = ddb__update_item_start(l->table, key, r.update,
+                                &(ddb_write_options){.condition = "#o = :o",
+                                                     .names = r.names,
+                                                     .values = r.values,
+                                                     .cancel = cancel},
+                                fn, arg, err);
     ddb_item_free(r.values);
     ddb_item_free(key);
     return rc;

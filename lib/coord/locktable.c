@@ -226,11 +226,6 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
         ddb_lock_table_free(l);
         return NULL;
     }
-    l->sched = dl_sched_get(l->client, err);
-    if (!l->sched) {
-        ddb_lock_table_free(l);
-        return NULL;
-    }
     return l;
 }
 
@@ -244,14 +239,13 @@ void ddb_lock_table_free(ddb_lock_table *l)
         pthread_mutex_lock(&l->mu);
         ddb_lease *lease = l->leases;
         if (lease)
-            dl_lease_ref(lease);
+            ddb_lease_ref(lease);
         pthread_mutex_unlock(&l->mu);
         if (!lease)
             break;
         dl_lease_end(lease);
-        dl_lease_unref(lease);
+        ddb_lease_unref(lease);
     }
-    dl_sched_put(l->sched);
     seen_free(l->seen);
     for (dl_refusal_hook *h = l->hooks, *next; h; h = next) {
         next = h->next;

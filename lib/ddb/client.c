@@ -137,6 +137,7 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         return NULL;
     }
     atomic_init(&c->next_span, 1);
+    pthread_mutex_init(&c->sched_mu, NULL);
     c->clock = o->clock ? ddb_clock_ref(o->clock) : ddb_clock_system();
     c->log = o->log ? o->log : ddb_log_stderr;
     c->log_arg = o->log ? o->log_arg : NULL;
@@ -189,6 +190,10 @@ void ddb_client_free(ddb_client *c)
 {
     if (!c)
         return;
+    /* The scheduler first: its thread drives the asynchronous transfers. */
+    ddb__sched_free(c->sched);
+    ddb__http_async_free(c->async);
+    pthread_mutex_destroy(&c->sched_mu);
     ddb__http_free(c->http);
     ddb__retry_state_free(c->retry);
     ddb__cred_provider_free(c->creds);
@@ -235,7 +240,7 @@ void ddb_client_log(ddb_client *c, int level, int event_id, const char *category
 int ddb__client_done(ddb_client *c, int rc)
 {
     if (c)
-        ddb__clock_thread_idle(c->clock);
+        ddb__clock_call_done(c->clock);
     return rc;
 }
 
@@ -487,6 +492,95 @@ static int attempt_once(ddb_client *c, const char *op, const char *body, size_t 
     return rc;
 }
 
+/* Reads the outcome of one attempt (rc from the transport, the answer in out): 0 for a
+ * success whose body parsed, else the error code; *retry says whether the standard mode
+ * retries it, and *delay_ms how long it waits first (the quota is taken then). */
+static int attempt_outcome(ddb_client *c, int attempt, int rc, attempt_result *out,
+                           ddb_error *aerr, int *last_cost, bool *retry, int64_t *delay_ms)
+{
+    *retry = false;
+    *delay_ms = 0;
+    bool network = false, throttling = false;
+    if (rc == 0 && out->http.status >= 200 && out->http.status < 300) {
+        out->body = ddb__json_parse(out->http.body, out->http.len, DDB_EPROTOCOL, aerr);
+        if (out->body) {
+            if (attempt > 0)
+                ddb__retry_refund(c->retry, *last_cost);
+            else
+                ddb__retry_success(c->retry, false);
+            return 0;
+        }
+        rc = DDB_EPROTOCOL;
+    } else if (rc == 0) {
+        read_error_body(out);
+        rc = ddb__code_for_aws_type(out->aws_type[0] ? out->aws_type : NULL, (int)out->http.status);
+        if (rc == 0)
+            rc = DDB_ESERVICE;
+        throttling = ddb__retry_is_throttling(out->aws_type[0] ? out->aws_type : NULL);
+    } else if (rc == DDB_ENETWORK || rc == DDB_ETIMEDOUT) {
+        network = true;
+    } else {
+        return rc; /* cancelled, credentials, memory: not retried */
+    }
+    bool retryable = rc != DDB_EPROTOCOL &&
+                     (ddb__retry_is_retryable((int)out->http.status,
+                                              out->aws_type[0] ? out->aws_type : NULL, network) ||
+                      (strcmp(out->aws_type, "TransactionCanceledException") == 0 &&
+                       tx_conflict_only(out->body)));
+    *retry = retryable && ddb__retry_next_cost(c->retry, attempt + 1, throttling,
+                                               rc == DDB_ETIMEDOUT, delay_ms, last_cost);
+    return rc;
+}
+
+static void log_retry(ddb_client *c, const ddb__call *call, int attempt, int64_t delay_ms,
+                      const attempt_result *out, int rc)
+{
+    if (!ddb__client_log_enabled(c, DDB_LOG_DEBUG))
+        return;
+    char a[16], d[24];
+    snprintf(a, sizeof a, "%d", attempt + 1);
+    snprintf(d, sizeof d, "%lld", (long long)delay_ms);
+    ddb_log_field f[] = {
+        { "operation", call->operation },
+        { "attempt", a },
+        { "delay_ms", d },
+        { "error", out->aws_type[0] ? out->aws_type : ddb_err_name(rc) },
+    };
+    ddb_client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
+}
+
+/* Fills err with the final failure of a call and returns the error.type for telemetry. */
+static const char *call_error(const ddb__call *call, int rc, const attempt_result *out,
+                              const ddb_error *aerr, int retries, ddb_error *err)
+{
+    const char *etype;
+    if (out->aws_type[0]) {
+        ddb__fail(err, rc, "%s", out->message[0] ? out->message : out->aws_type);
+        if (err) {
+            snprintf(err->aws_type, sizeof err->aws_type, "%s", out->aws_type);
+            err->http_status = (int)out->http.status;
+            snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
+        }
+        etype = out->aws_type;
+    } else {
+        if (err) {
+            *err = *aerr;
+            err->code = rc;
+            if (out->http.status) {
+                err->http_status = (int)out->http.status;
+                snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
+                if (!aerr->message[0])
+                    snprintf(err->message, sizeof err->message,
+                             "%s failed with HTTP status %ld", call->operation, out->http.status);
+            }
+        }
+        etype = ddb_err_name(rc);
+    }
+    if (err)
+        err->retries = retries;
+    return etype;
+}
+
 static int send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
                      ddb_cancel *cancel, attempt_result *out, int *retries_out, ddb_error *err)
 {
@@ -502,51 +596,12 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
         memset(out, 0, sizeof *out);
         ddb_error_clear(&aerr);
         rc = attempt_once(c, call->operation, body, len, cancel, out, &aerr);
-        bool network = false, throttling = false;
-        if (rc == 0 && out->http.status >= 200 && out->http.status < 300) {
-            out->body = ddb__json_parse(out->http.body, out->http.len, DDB_EPROTOCOL, &aerr);
-            if (!out->body) {
-                rc = DDB_EPROTOCOL;
-            } else {
-                if (retries > 0)
-                    ddb__retry_refund(c->retry, last_cost);
-                else
-                    ddb__retry_success(c->retry, false);
-                break;
-            }
-        } else if (rc == 0) {
-            read_error_body(out);
-            rc = ddb__code_for_aws_type(out->aws_type[0] ? out->aws_type : NULL, (int)out->http.status);
-            if (rc == 0)
-                rc = DDB_ESERVICE;
-            throttling = ddb__retry_is_throttling(out->aws_type[0] ? out->aws_type : NULL);
-        } else if (rc == DDB_ENETWORK || rc == DDB_ETIMEDOUT) {
-            network = true;
-        } else {
-            break; /* cancelled, credentials, memory: not retried */
-        }
-
-        bool retryable = rc != DDB_EPROTOCOL &&
-                         (ddb__retry_is_retryable((int)out->http.status,
-                                                  out->aws_type[0] ? out->aws_type : NULL, network) ||
-                          (strcmp(out->aws_type, "TransactionCanceledException") == 0 &&
-                           tx_conflict_only(out->body)));
-        int64_t delay_ms = 0;
-        if (!retryable || !ddb__retry_next_cost(c->retry, attempt + 1, throttling,
-                                                rc == DDB_ETIMEDOUT, &delay_ms, &last_cost))
+        bool retry;
+        int64_t delay_ms;
+        rc = attempt_outcome(c, attempt, rc, out, &aerr, &last_cost, &retry, &delay_ms);
+        if (rc == 0 || !retry)
             break;
-        if (ddb__client_log_enabled(c, DDB_LOG_DEBUG)) {
-            char a[16], d[24];
-            snprintf(a, sizeof a, "%d", attempt + 1);
-            snprintf(d, sizeof d, "%lld", (long long)delay_ms);
-            ddb_log_field f[] = {
-                { "operation", call->operation },
-                { "attempt", a },
-                { "delay_ms", d },
-                { "error", out->aws_type[0] ? out->aws_type : ddb_err_name(rc) },
-            };
-            ddb_client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
-        }
+        log_retry(c, call, attempt, delay_ms, out, rc);
         retries++;
         int wrc = ddb_clock_sleep(c->clock, delay_ms, cancel);
         if (wrc != 0) {
@@ -560,33 +615,7 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
 
     if (retries_out)
         *retries_out = retries;
-    const char *etype = NULL;
-    if (rc != 0) {
-        if (out->aws_type[0]) {
-            ddb__fail(err, rc, "%s", out->message[0] ? out->message : out->aws_type);
-            if (err) {
-                snprintf(err->aws_type, sizeof err->aws_type, "%s", out->aws_type);
-                err->http_status = (int)out->http.status;
-                snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
-            }
-            etype = out->aws_type;
-        } else {
-            if (err) {
-                *err = aerr;
-                err->code = rc;
-                if (out->http.status) {
-                    err->http_status = (int)out->http.status;
-                    snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
-                    if (!aerr.message[0])
-                        snprintf(err->message, sizeof err->message,
-                                 "%s failed with HTTP status %ld", call->operation, out->http.status);
-                }
-            }
-            etype = ddb_err_name(rc);
-        }
-        if (err)
-            err->retries = retries;
-    }
+    const char *etype = rc != 0 ? call_error(call, rc, out, &aerr, retries, err) : NULL;
     span_finish(c, span, call, start_ns, etype, retries);
     return rc;
 }
@@ -733,5 +762,208 @@ int ddb__jget_item(json_object *o, const char *key, ddb_item **out, ddb_error *e
     if (!it)
         return err && err->code ? err->code : DDB_EPROTOCOL;
     *out = it;
+    return 0;
+}
+
+/* ------------------------------------------------------ asynchronous requests */
+
+/* The client's scheduler and its asynchronous transfers, made on first use. */
+ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err)
+{
+    pthread_mutex_lock(&c->sched_mu);
+    if (!c->sched) {
+        c->async = ddb__http_async_new(c->http, err);
+        if (c->async) {
+            c->sched = ddb__sched_new(c->clock, &ddb__http_async_io, c->async, err);
+            if (!c->sched) {
+                ddb__http_async_free(c->async);
+                c->async = NULL;
+            }
+        }
+    }
+    ddb__sched *s = c->sched;
+    pthread_mutex_unlock(&c->sched_mu);
+    return s;
+}
+
+bool ddb__client_on_scheduler(ddb_client *c)
+{
+    pthread_mutex_lock(&c->sched_mu);
+    bool on = c->sched && ddb__sched_on_worker(c->sched);
+    pthread_mutex_unlock(&c->sched_mu);
+    return on;
+}
+
+/* One asynchronous call: its attempts run on the scheduler's thread, its backoff is a
+ * task on the client's clock, and its cancel token aborts the attempt in flight. */
+struct ddb__areq {
+    ddb_client *c;
+    ddb__call call;
+    char *op, *table;             /* the call's strings, copied */
+    char *body;
+    size_t len;
+    ddb_cancel *cancel;
+    long cancel_reg;
+    int64_t start_ns;
+    uint64_t span;
+    int attempt, retries, last_cost;
+    attempt_result out;
+    ddb_error aerr;
+    ddb__http_xfer *xfer;         /* the attempt in flight, or NULL */
+    ddb__task step;               /* starts the next attempt */
+    ddb__task stop;               /* the cancel token was set: abort */
+    ddb__reply_fn reply;
+    void *arg;
+};
+
+static void areq_free(ddb__areq *r)
+{
+    attempt_cleanup(&r->out);
+    ddb_cancel_unref(r->cancel);
+    free(r->op);
+    free(r->table);
+    free(r->body);
+    free(r);
+}
+
+static void areq_finish(ddb__areq *r, int rc)
+{
+    ddb_client *c = r->c;
+    ddb__sched_cancel(c->sched, &r->step);
+    if (r->cancel_reg > 0)
+        ddb_cancel_off(r->cancel, r->cancel_reg); /* after this, on_cancel does not run */
+    r->cancel_reg = 0;
+    ddb__sched_cancel(c->sched, &r->stop);
+    ddb_error err;
+    ddb_error_clear(&err);
+    const char *etype = rc != 0 ? call_error(&r->call, rc, &r->out, &r->aerr, r->retries, &err) : NULL;
+    span_finish(c, r->span, &r->call, r->start_ns, etype, r->retries);
+    json_object *body = rc == 0 || r->out.body ? r->out.body : NULL;
+    r->out.body = NULL;
+    r->reply(r->arg, rc, body, r->retries, &err);
+    json_object_put(body);
+    areq_free(r);
+}
+
+static void areq_answer(void *arg, int rc, ddb__http_response *resp, ddb_error *err)
+{
+    ddb__areq *r = arg;
+    r->xfer = NULL;
+    if (resp) {
+        r->out.http = *resp;
+        *resp = (ddb__http_response){ 0 }; /* the attempt keeps the body */
+    } else {
+        r->aerr = *err;
+    }
+    if (rc == DDB_ECANCELED || ddb_cancel_is_set(r->cancel)) {
+        areq_finish(r, ddb__fail(&r->aerr, DDB_ECANCELED, "%s was cancelled in flight",
+                                 r->call.operation));
+        return;
+    }
+    bool retry;
+    int64_t delay_ms;
+    rc = attempt_outcome(r->c, r->attempt, rc, &r->out, &r->aerr, &r->last_cost, &retry, &delay_ms);
+    if (rc == 0 || !retry) {
+        areq_finish(r, rc);
+        return;
+    }
+    log_retry(r->c, &r->call, r->attempt, delay_ms, &r->out, rc);
+    r->retries++;
+    r->attempt++;
+    int64_t due = ddb_clock_mono_ns(r->c->clock) + delay_ms * 1000000;
+    if (ddb__sched_at(r->c->sched, &r->step, due) != 0)
+        areq_finish(r, rc);
+}
+
+static void areq_step(void *arg)
+{
+    ddb__areq *r = arg;
+    ddb_client *c = r->c;
+    if (ddb_cancel_is_set(r->cancel)) {
+        attempt_cleanup(&r->out);
+        memset(&r->out, 0, sizeof r->out);
+        areq_finish(r, ddb__fail(&r->aerr, DDB_ECANCELED, r->attempt > 0
+                                 ? "%s was cancelled while waiting to retry"
+                                 : "%s was cancelled before it was sent", r->call.operation));
+        return;
+    }
+    attempt_cleanup(&r->out);
+    memset(&r->out, 0, sizeof r->out);
+    ddb_error_clear(&r->aerr);
+    ddb__credentials cred = { 0 };
+    int rc = ddb__cred_get(c->creds, &cred, r->cancel, &r->aerr);
+    ddb__signed s = { 0 };
+    if (rc == 0) {
+        int64_t epoch_s = ddb_clock_wall_ms(c->clock) / 1000;
+        rc = ddb__client_sign(c, r->call.operation, r->body, r->len, &cred, epoch_s, &s, &r->aerr);
+        ddb__credentials_cleanup(&cred);
+    }
+    if (rc == 0) {
+        rc = ddb__http_async_start(c->async, s.lines, s.n_lines, r->body, r->len, areq_answer,
+                                   r, &r->xfer, &r->aerr);
+        ddb__signed_cleanup(&s);
+    }
+    if (rc != 0)
+        areq_finish(r, rc);
+}
+
+static void areq_stop(void *arg)
+{
+    ddb__areq *r = arg;
+    if (r->xfer)
+        ddb__http_async_abort(r->c->async, r->xfer); /* answers with DDB_ECANCELED */
+    else if (r->step.queued)
+        areq_step(r); /* in backoff: it sees the token and ends */
+}
+
+static void areq_on_cancel(void *arg)
+{
+    ddb__areq *r = arg;
+    ddb__sched_at(r->c->sched, &r->stop, INT64_MIN);
+}
+
+int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t len,
+                      ddb_cancel *cancel, ddb__reply_fn reply, void *arg, ddb_error *err)
+{
+    ddb__areq *r = calloc(1, sizeof *r);
+    if (!r || !ddb__client_sched(c, err)) {
+        free(r);
+        free(body);
+        return err && err->code ? err->code : ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    r->c = c;
+    r->op = strdup(call->operation);
+    r->table = call->table ? strdup(call->table) : NULL;
+    r->body = body;
+    r->len = len;
+    if (!r->op || (call->table && !r->table)) {
+        areq_free(r);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    r->call = (ddb__call){ .operation = r->op, .table = r->table };
+    r->cancel = cancel ? ddb_cancel_ref(cancel) : NULL;
+    r->reply = reply;
+    r->arg = arg;
+    r->step = (ddb__task){ .fn = areq_step, .arg = r };
+    r->stop = (ddb__task){ .fn = areq_stop, .arg = r };
+    r->start_ns = ddb_clock_mono_ns(c->clock);
+    r->span = span_begin(c, &r->call);
+    if (cancel) {
+        long reg = ddb_cancel_on(cancel, areq_on_cancel, r);
+        if (reg < 0) {
+            span_finish(c, r->span, &r->call, r->start_ns, ddb_err_name(DDB_ENOMEM), 0);
+            areq_free(r);
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        }
+        r->cancel_reg = reg;
+    }
+    if (ddb__sched_at(c->sched, &r->step, INT64_MIN) != 0) {
+        if (r->cancel_reg > 0)
+            ddb_cancel_off(cancel, r->cancel_reg);
+        ddb__sched_cancel(c->sched, &r->stop);
+        span_finish(c, r->span, &r->call, r->start_ns, ddb_err_name(DDB_ENOMEM), 0);
+        areq_free(r);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
     return 0;
 }

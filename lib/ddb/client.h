@@ -4,11 +4,13 @@
 #ifndef DDB_CLIENT_H
 #define DDB_CLIENT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <json-c/json.h>
 
 #include "internal.h"
 #include "items.h"
+#include "scheduler.h"
 
 /* ---- HTTP (http.c): a pool of libcurl handles that keep their connections alive */
 typedef struct ddb__http ddb__http;
@@ -38,6 +40,24 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
 void ddb__http_response_cleanup(ddb__http_response *r);
 long ddb__http_connections_opened(ddb__http *h);
 
+/* Asynchronous transfers on one multi handle, driven by the client's scheduler thread
+ * (the scheduler's I/O source). Every function but _new and _free runs on that thread;
+ * `done` runs there too, once per started transfer: rc 0 with the answer (borrowed for
+ * the call), or a DDB_E* with err. */
+typedef struct ddb__http_async ddb__http_async;
+typedef struct ddb__http_xfer ddb__http_xfer;
+typedef void (*ddb__http_done_fn)(void *arg, int rc, ddb__http_response *resp, ddb_error *err);
+ddb__http_async *ddb__http_async_new(ddb__http *h, ddb_error *err);
+void ddb__http_async_free(ddb__http_async *a);
+/* Starts a POST (header lines and body as for ddb__http_post; the headers are copied,
+ * the body must stay until done). *out names the transfer for ddb__http_async_abort. */
+int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t n_headers,
+                          const char *body, size_t len, ddb__http_done_fn done, void *arg,
+                          ddb__http_xfer **out, ddb_error *err);
+/* Stops a transfer that has not finished: its done runs now, with DDB_ECANCELED. */
+void ddb__http_async_abort(ddb__http_async *a, ddb__http_xfer *x);
+extern const ddb__sched_io ddb__http_async_io;
+
 /* ---- client (client.c) */
 struct ddb_client {
     char *endpoint;           /* as given or resolved */
@@ -58,6 +78,9 @@ struct ddb_client {
     int64_t base_delay_ms, max_backoff_ms;
     ddb__http *http;
     atomic_uint_fast64_t next_span;
+    pthread_mutex_t sched_mu;  /* guards the making of what follows */
+    ddb__sched *sched;         /* background time: made on first use */
+    ddb__http_async *async;    /* its transfers */
 };
 
 struct ddb_table {
@@ -126,6 +149,21 @@ static inline void ddb__err_reset(ddb_error *err)
     if (err)
         ddb_error_clear(err);
 }
+/* ---- asynchronous requests (client.c), for work that must not block the scheduler:
+ * the renewals and releases of leases. */
+typedef struct ddb__areq ddb__areq;
+/* The end of an asynchronous call, on the scheduler's thread: rc 0 with the parsed
+ * answer (borrowed for the call), or an error in err (resp then holds the parsed error
+ * body, if any). */
+typedef void (*ddb__reply_fn)(void *arg, int rc, json_object *resp, int retries,
+                              ddb_error *err);
+/* Sends the request text `body` (taken: freed by the call, also on failure) with the
+ * client's retries, on the scheduler; `reply` runs exactly once when it returns 0.
+ * Setting `cancel` (referenced) aborts the attempt in flight or the backoff, and reply
+ * gets DDB_ECANCELED. The span's parent is the calling thread's. Any thread. */
+int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t len,
+                      ddb_cancel *cancel, ddb__reply_fn reply, void *arg, ddb_error *err);
+
 /* Marks the end of a public call for fake-clock settling; returns rc. */
 int ddb__client_done(ddb_client *c, int rc);
 /* A full-jitter delay for the attempt-th round of unprocessed batch items. */

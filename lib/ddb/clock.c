@@ -3,6 +3,7 @@
  * work an advance released), clocks supplied by the caller, and the timers behind
  * ddb_cancel_after. */
 #include "internal.h"
+#include "scheduler.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -43,6 +44,7 @@ struct ddb_clock {
     int64_t mono_ns, wall_ms;
     fwaiter *waiters;
     int n_waiters;
+    struct caller *callers; /* threads in a hold on this clock */
     int pending; /* threads released by an advance, not yet waiting again nor idle */
     /* custom clocks */
     ddb_clock_ops ops;
@@ -55,6 +57,11 @@ struct ddb_clock {
     bool tstop;
     ddb_cancel *twake; /* set to wake the timer thread early */
     bool free_on_exit; /* the last reference went away on the timer thread itself */
+    /* fake clocks: the schedulers that run on it (woken by advances, waited for by
+     * settle), guarded by smu, which is never taken inside mu */
+    pthread_mutex_t smu;
+    ddb__sched **scheds;
+    size_t n_scheds, cap_scheds;
 };
 
 static uint64_t g_next_uid = 1; /* __atomic */
@@ -64,6 +71,7 @@ static ddb_clock g_system = {
     .kind = CLOCK_KIND_SYSTEM,
     .uid = 0,
     .mu = PTHREAD_MUTEX_INITIALIZER,
+    .smu = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* ---- thread-local bookkeeping for ddb_fake_clock_settle */
@@ -72,6 +80,18 @@ static ddb_clock g_system = {
 static _Thread_local uint64_t tl_released[RELEASED_MAX]; /* uids of clocks that released us */
 static _Thread_local int tl_n_released;
 static _Thread_local uint64_t tl_advancing; /* uid of the clock this thread advances now */
+static _Thread_local uint64_t tl_drives;    /* uid of the clock whose scheduler this thread runs */
+/* A thread inside a library call that makes several requests and waits on the clock
+ * between them (an acquire, an election): it is busy for settle except while it waits
+ * on the clock with a deadline not yet due. */
+typedef struct caller {
+    ddb_clock *clock;   /* the clock it is registered with, NULL when none */
+    int depth;          /* nested holds */
+    bool parked;
+    int64_t deadline_mono_ns;
+    struct caller *next, *prev;
+} caller;
+static _Thread_local caller tl_caller;
 
 static bool tl_has(uint64_t uid)
 {
@@ -130,6 +150,7 @@ static int64_t ms_to_ns(int64_t ms)
 static void init_sync(ddb_clock *c)
 {
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->smu, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -231,6 +252,8 @@ static void clock_destroy(ddb_clock *c)
     pthread_cond_destroy(&c->cv);
     pthread_cond_destroy(&c->state_cv);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->smu);
+    free(c->scheds);
     free(c);
 }
 
@@ -349,7 +372,7 @@ static void fake_wake(void *arg)
     pthread_mutex_lock(&c->mu);
     /* A set made by the advance itself, or by a thread the advance released, is part of
      * the work the advance released: the waiter it wakes counts for settle too. */
-    if (!w->released && (tl_advancing == c->uid || tl_has(c->uid))) {
+    if (!w->released && (tl_advancing == c->uid || tl_drives == c->uid || tl_has(c->uid))) {
         w->released = true;
         c->pending++;
     }
@@ -395,9 +418,16 @@ static int fake_wait_until(ddb_clock *c, int64_t deadline, ddb_cancel *cancel)
             c->waiters->prev = &w;
         c->waiters = &w;
         c->n_waiters++;
+        bool held = tl_caller.clock == c;
+        if (held) {
+            tl_caller.parked = true;
+            tl_caller.deadline_mono_ns = deadline;
+        }
         pthread_cond_broadcast(&c->state_cv);
         while (c->mono_ns < deadline && !ddb_cancel_is_set(cancel))
             pthread_cond_wait(&c->cv, &c->mu);
+        if (held)
+            tl_caller.parked = false;
         if (w.prev)
             w.prev->next = w.next;
         else
@@ -452,6 +482,47 @@ int ddb_clock_sleep(ddb_clock *c, int64_t timeout_ms, ddb_cancel *cancel)
         deadline = sat_add(ddb_clock_mono_ns(c), ms_to_ns(timeout_ms));
     }
     return ddb__clock_wait_until(c, deadline, cancel);
+}
+
+void ddb__clock_hold(ddb_clock *c)
+{
+    caller *me = &tl_caller;
+    if (me->depth++ > 0 || !c || c->kind != CLOCK_KIND_FAKE)
+        return;
+    pthread_mutex_lock(&c->mu);
+    me->clock = c;
+    me->parked = false;
+    me->prev = NULL;
+    me->next = c->callers;
+    if (c->callers)
+        c->callers->prev = me;
+    c->callers = me;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void ddb__clock_unhold(ddb_clock *c)
+{
+    caller *me = &tl_caller;
+    if (me->depth > 0 && --me->depth == 0 && me->clock) {
+        ddb_clock *hc = me->clock;
+        pthread_mutex_lock(&hc->mu);
+        if (me->prev)
+            me->prev->next = me->next;
+        else
+            hc->callers = me->next;
+        if (me->next)
+            me->next->prev = me->prev;
+        me->clock = NULL;
+        pthread_cond_broadcast(&hc->state_cv);
+        pthread_mutex_unlock(&hc->mu);
+    }
+    ddb__clock_call_done(c);
+}
+
+void ddb__clock_call_done(ddb_clock *c)
+{
+    if (tl_caller.depth == 0)
+        ddb__clock_thread_idle(c);
 }
 
 void ddb__clock_thread_idle(ddb_clock *c)
@@ -517,25 +588,78 @@ int ddb_fake_clock_advance(ddb_clock *c, int64_t ms)
         fire_timers(fire);
         tl_advancing = prev;
     }
+    pthread_mutex_lock(&c->smu);
+    for (size_t i = 0; i < c->n_scheds; i++)
+        ddb__sched_wake(c->scheds[i]);
+    pthread_mutex_unlock(&c->smu);
     return 0;
 }
 
-/* Another library's account of its own threads on a clock (libddb_coord's heartbeat
- * schedulers and contenders), consulted by settle. */
-static _Atomic(ddb__settle_hook) g_settle_hook;
-
-void ddb__clock_set_settle_hook(ddb__settle_hook hook)
+ddb__clock_kind ddb__clock_kind_of(const ddb_clock *c)
 {
-    atomic_store(&g_settle_hook, hook);
+    if (!c || c->kind == CLOCK_KIND_SYSTEM)
+        return DDB__CLOCK_SYSTEM;
+    return c->kind == CLOCK_KIND_FAKE ? DDB__CLOCK_FAKE : DDB__CLOCK_CUSTOM;
 }
 
-/* Waits (real time, until deadline) until no thread released by an advance is busy. */
+void ddb__clock_add_sched(ddb_clock *c, ddb__sched *s)
+{
+    if (!c || c->kind != CLOCK_KIND_FAKE)
+        return;
+    pthread_mutex_lock(&c->smu);
+    if (c->n_scheds == c->cap_scheds) {
+        size_t cap = c->cap_scheds ? c->cap_scheds * 2 : 4;
+        ddb__sched **v = realloc(c->scheds, cap * sizeof *v);
+        if (!v) {
+            /* Without a place in the list the scheduler is not woken by advances: its
+             * tasks then run at its next wake. Out of memory only. */
+            pthread_mutex_unlock(&c->smu);
+            return;
+        }
+        c->scheds = v;
+        c->cap_scheds = cap;
+    }
+    c->scheds[c->n_scheds++] = s;
+    pthread_mutex_unlock(&c->smu);
+}
+
+void ddb__clock_remove_sched(ddb_clock *c, ddb__sched *s)
+{
+    if (!c || c->kind != CLOCK_KIND_FAKE)
+        return;
+    pthread_mutex_lock(&c->smu);
+    for (size_t i = 0; i < c->n_scheds; i++) {
+        if (c->scheds[i] == s) {
+            c->scheds[i] = c->scheds[--c->n_scheds];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->smu);
+}
+
+void ddb__clock_thread_drives(ddb_clock *c)
+{
+    tl_drives = c && c->kind == CLOCK_KIND_FAKE ? c->uid : 0;
+}
+
+/* Whether every thread in a hold on the clock waits on it for a deadline not yet due. */
+static bool callers_parked_locked(ddb_clock *c)
+{
+    for (caller *k = c->callers; k; k = k->next)
+        if (!k->parked || k->deadline_mono_ns <= c->mono_ns)
+            return false;
+    return true;
+}
+
+/* Waits (real time, until deadline) until no thread released by an advance is busy and
+ * every thread in a hold is parked on the clock. */
 static int settle_released(ddb_clock *c, int64_t deadline)
 {
     pthread_mutex_lock(&c->mu);
     clear_released_locked(c); /* the caller is not doing released work */
-    while (c->pending > 0) {
-        if (cond_wait_until(&c->state_cv, &c->mu, deadline) == ETIMEDOUT && c->pending > 0) {
+    while (c->pending > 0 || !callers_parked_locked(c)) {
+        if (cond_wait_until(&c->state_cv, &c->mu, deadline) == ETIMEDOUT &&
+            (c->pending > 0 || !callers_parked_locked(c))) {
             pthread_mutex_unlock(&c->mu);
             return DDB_ETIMEDOUT;
         }
@@ -544,28 +668,56 @@ static int settle_released(ddb_clock *c, int64_t deadline)
     return 0;
 }
 
+/* Waits (real time, until deadline) until every scheduler on the clock is quiet; sets
+ * *all_quiet_at_once when each one was quiet at its first look. */
+static int settle_scheds(ddb_clock *c, int64_t deadline, bool *all_quiet_at_once)
+{
+    *all_quiet_at_once = true;
+    /* The list is copied and its schedulers pinned, so that no lock is held while they
+     * are waited for: a scheduler's task may advance the clock itself. */
+    pthread_mutex_lock(&c->smu);
+    size_t n = c->n_scheds;
+    ddb__sched **v = n ? malloc(n * sizeof *v) : NULL;
+    if (n && !v) {
+        pthread_mutex_unlock(&c->smu);
+        return DDB_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        v[i] = c->scheds[i];
+        ddb__sched_pin(v[i]);
+    }
+    pthread_mutex_unlock(&c->smu);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && !ddb__sched_quiet(v[i])) {
+            *all_quiet_at_once = false;
+            rc = ddb__sched_wait_quiet(v[i], deadline);
+        }
+        ddb__sched_unpin(v[i]);
+    }
+    free(v);
+    return rc;
+}
+
 int ddb_fake_clock_settle(ddb_clock *c, int64_t real_timeout_ms)
 {
     if (!c || c->kind != CLOCK_KIND_FAKE)
         return DDB_EINVAL;
     int64_t deadline = sat_add(real_mono_ns(), ms_to_ns(real_timeout_ms < 0 ? 0 : real_timeout_ms));
-    /* The hook's threads may release others, and released threads may wake the hook's:
-     * settled is when both are quiet at once. */
+    /* Schedulers' tasks may release waiting threads, and released threads may give the
+     * schedulers work: settled is when both are quiet at once. */
     for (;;) {
         int rc = settle_released(c, deadline);
         if (rc != 0)
             return rc;
-        ddb__settle_hook hook = atomic_load(&g_settle_hook);
-        if (!hook)
-            return 0;
-        int64_t left_ms = (deadline - real_mono_ns()) / 1000000;
-        rc = hook(c, left_ms > 0 ? left_ms : 0);
+        bool quiet_at_once;
+        rc = settle_scheds(c, deadline, &quiet_at_once);
         if (rc != 0)
             return rc;
         pthread_mutex_lock(&c->mu);
-        bool quiet = c->pending == 0;
+        bool released_quiet = c->pending == 0 && callers_parked_locked(c);
         pthread_mutex_unlock(&c->mu);
-        if (quiet)
+        if (released_quiet && quiet_at_once)
             return 0;
     }
 }

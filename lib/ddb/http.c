@@ -5,6 +5,7 @@
 #include "client.h"
 
 #include <curl/curl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,3 +360,303 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     out->len = k.len;
     return 0;
 }
+
+/* ------------------------------------------------------- asynchronous transfers */
+
+/* Transfers that run side by side on one multi handle, driven by the client's
+ * scheduler thread (ddb__http_async_io): the requests of leases, whose heartbeat must
+ * not wait for one slow request before it sends the next. Handles are kept for reuse;
+ * the multi handle keeps the connections alive between transfers. */
+struct ddb__http_xfer {
+    ddb__http_async *owner;
+    CURL *easy;
+    struct curl_slist *headers;
+    sink k;
+    char request_id[DDB_REQUEST_ID_MAX];
+    char errbuf[CURL_ERROR_SIZE];
+    ddb__http_done_fn done;
+    void *arg;
+    bool running;                 /* added to the multi */
+    struct ddb__http_xfer *next;  /* the idle list, or the waiting queue */
+};
+
+struct ddb__http_async {
+    ddb__http *http;
+    CURLM *multi;
+    ddb__http_xfer *idle;         /* finished transfers, their handles kept */
+    ddb__http_xfer *queue, **queue_tail; /* started beyond the limit, waiting */
+    int running;                  /* transfers on the multi */
+    int limit;
+    atomic_int busy;              /* running + queued, read by any thread */
+};
+
+ddb__http_async *ddb__http_async_new(ddb__http *h, ddb_error *err)
+{
+    ddb__http_async *a = calloc(1, sizeof *a);
+    if (!a || !(a->multi = curl_multi_init())) {
+        free(a);
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    a->http = h;
+    a->limit = h->max_slots;
+    a->queue_tail = &a->queue;
+    atomic_init(&a->busy, 0);
+    curl_multi_setopt(a->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)h->max_slots);
+    curl_multi_setopt(a->multi, CURLMOPT_MAXCONNECTS, (long)h->max_slots);
+    return a;
+}
+
+static void xfer_destroy(ddb__http_xfer *x)
+{
+    if (!x)
+        return;
+    if (x->easy)
+        curl_easy_cleanup(x->easy);
+    curl_slist_free_all(x->headers);
+    free(x->k.buf);
+    free(x);
+}
+
+void ddb__http_async_free(ddb__http_async *a)
+{
+    if (!a)
+        return;
+    /* The owner has finished or aborted every transfer by now. */
+    ddb__http_xfer *x = a->idle;
+    while (x) {
+        ddb__http_xfer *next = x->next;
+        xfer_destroy(x);
+        x = next;
+    }
+    curl_multi_cleanup(a->multi);
+    free(a);
+}
+
+static ddb__http_xfer *xfer_take(ddb__http_async *a)
+{
+    ddb__http_xfer *x = a->idle;
+    if (x) {
+        a->idle = x->next;
+        x->next = NULL;
+        return x;
+    }
+    x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->owner = a;
+    x->easy = curl_easy_init();
+    if (!x->easy) {
+        free(x);
+        return NULL;
+    }
+    CURL *e = x->easy;
+    ddb__http *h = a->http;
+    curl_easy_setopt(e, CURLOPT_URL, h->url);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->request_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->k);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    return x;
+}
+
+static void xfer_give(ddb__http_async *a, ddb__http_xfer *x)
+{
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(x->headers);
+    x->headers = NULL;
+    free(x->k.buf);
+    memset(&x->k, 0, sizeof x->k);
+    x->done = NULL;
+    x->arg = NULL;
+    x->next = a->idle;
+    a->idle = x;
+}
+
+/* Puts a transfer on the multi. 0, or DDB_ENOMEM (the transfer is then not running). */
+static int xfer_run(ddb__http_async *a, ddb__http_xfer *x)
+{
+    if (curl_multi_add_handle(a->multi, x->easy) != CURLM_OK)
+        return DDB_ENOMEM;
+    x->running = true;
+    a->running++;
+    return 0;
+}
+
+int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t n_headers,
+                          const char *body, size_t len, ddb__http_done_fn done, void *arg,
+                          ddb__http_xfer **out, ddb_error *err)
+{
+    *out = NULL;
+    ddb__http_xfer *x = xfer_take(a);
+    if (!x)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_headers; i++) {
+        struct curl_slist *l = curl_slist_append(x->headers, headers[i]);
+        if (!l) {
+            xfer_give(a, x);
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        }
+        x->headers = l;
+    }
+    x->k.request_id = x->request_id;
+    x->request_id[0] = '\0';
+    x->errbuf[0] = '\0';
+    x->done = done;
+    x->arg = arg;
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+    curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    if (a->running < a->limit) {
+        if (xfer_run(a, x) != 0) {
+            xfer_give(a, x);
+            return ddb__fail(err, DDB_ENOMEM, "could not start the request");
+        }
+    } else {
+        *a->queue_tail = x;
+        a->queue_tail = &x->next;
+    }
+    atomic_fetch_add(&a->busy, 1);
+    *out = x;
+    return 0;
+}
+
+/* Delivers a finished transfer: its answer, or the failure. */
+static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
+{
+    ddb__http_response resp = { 0 };
+    ddb_error e;
+    ddb_error_clear(&e);
+    int rc = 0;
+    long connects = 0;
+    if (curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
+        atomic_fetch_add(&a->http->connects, connects);
+    if (x->k.oom) {
+        rc = ddb__fail(&e, DDB_ENOMEM, "out of memory reading the answer");
+    } else if (cc != CURLE_OK) {
+        rc = ddb__fail(&e, code_for_curl(cc), "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
+    } else {
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp.status);
+        resp.body = x->k.buf ? x->k.buf : calloc(1, 1);
+        resp.len = x->k.len;
+        x->k.buf = NULL;
+        memcpy(resp.request_id, x->request_id, sizeof resp.request_id);
+        if (!resp.body)
+            rc = ddb__fail(&e, DDB_ENOMEM, "out of memory");
+    }
+    ddb__http_done_fn done = x->done;
+    void *arg = x->arg;
+    xfer_give(a, x);
+    atomic_fetch_sub(&a->busy, 1);
+    done(arg, rc, rc == 0 ? &resp : NULL, &e);
+    ddb__http_response_cleanup(&resp);
+}
+
+static void start_queued(ddb__http_async *a)
+{
+    while (a->queue && a->running < a->limit) {
+        ddb__http_xfer *x = a->queue;
+        a->queue = x->next;
+        if (!a->queue)
+            a->queue_tail = &a->queue;
+        x->next = NULL;
+        if (xfer_run(a, x) != 0) {
+            ddb_error e;
+            ddb__fail(&e, DDB_ENOMEM, "could not start the request");
+            ddb__http_done_fn done = x->done;
+            void *arg = x->arg;
+            xfer_give(a, x);
+            atomic_fetch_sub(&a->busy, 1);
+            done(arg, DDB_ENOMEM, NULL, &e);
+        }
+    }
+}
+
+void ddb__http_async_abort(ddb__http_async *a, ddb__http_xfer *x)
+{
+    if (x->running) {
+        /* Removing a handle mid-transfer closes its connection; the handle stays good. */
+        curl_multi_remove_handle(a->multi, x->easy);
+        x->running = false;
+        a->running--;
+    } else {
+        for (ddb__http_xfer **p = &a->queue; *p; p = &(*p)->next) {
+            if (*p == x) {
+                *p = x->next;
+                if (!a->queue)
+                    a->queue_tail = &a->queue;
+                else if (a->queue_tail == &x->next)
+                    a->queue_tail = p;
+                break;
+            }
+        }
+        x->next = NULL;
+    }
+    ddb_error e;
+    ddb__fail(&e, DDB_ECANCELED, "the request was cancelled in flight");
+    ddb__http_done_fn done = x->done;
+    void *arg = x->arg;
+    xfer_give(a, x);
+    atomic_fetch_sub(&a->busy, 1);
+    done(arg, DDB_ECANCELED, NULL, &e);
+    start_queued(a);
+}
+
+static void async_wait(void *arg, int wake_fd, int64_t timeout_ms)
+{
+    ddb__http_async *a = arg;
+    struct curl_waitfd wfd = { .fd = wake_fd, .events = CURL_WAIT_POLLIN };
+    int t = timeout_ms < 0 || timeout_ms > INT32_MAX ? INT32_MAX : (int)timeout_ms;
+    if (a->running == 0) {
+        /* Nothing on the multi: a plain poll (curl_multi_poll caps its own timeout). */
+        struct pollfd p = { .fd = wake_fd, .events = POLLIN };
+        poll(&p, 1, timeout_ms < 0 ? -1 : t);
+        return;
+    }
+    curl_multi_poll(a->multi, &wfd, 1, t, NULL);
+}
+
+static void async_run(void *arg)
+{
+    ddb__http_async *a = arg;
+    if (a->running == 0)
+        return;
+    int still = 0;
+    curl_multi_perform(a->multi, &still);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(a->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        ddb__http_xfer *x = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        CURLcode cc = m->data.result;
+        curl_multi_remove_handle(a->multi, m->easy_handle);
+        x->running = false;
+        a->running--;
+        xfer_finish(a, x, cc);
+    }
+    start_queued(a);
+}
+
+static int async_busy(void *arg)
+{
+    ddb__http_async *a = arg;
+    return atomic_load(&a->busy);
+}
+
+const ddb__sched_io ddb__http_async_io = {
+    .wait = async_wait,
+    .run = async_run,
+    .busy = async_busy,
+};

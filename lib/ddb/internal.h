@@ -20,16 +20,19 @@ DDB_API int ddb__code_for_aws_type(const char *aws_type, int http_status);
 /* Waits until mono deadline on the clock, or cancel is set. Marks the calling thread as
  * waiting for ddb_fake_clock_settle. 0 when the deadline passed, DDB_ECANCELED. */
 DDB_API int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
-/* Another library (libddb_coord) keeps its own account of the threads it runs on a
- * clock: its hook blocks (real time, at most real_timeout_ms) until those are quiet at
- * the clock's now, returning 0 or DDB_ETIMEDOUT. ddb_fake_clock_settle consults it, so
- * one settle covers heartbeats and contenders too. One hook per process. */
-typedef int (*ddb__settle_hook)(ddb_clock *c, int64_t real_timeout_ms);
-DDB_API void ddb__clock_set_settle_hook(ddb__settle_hook hook);
 /* Declares that the calling thread, woken by a fake clock advance, has finished the work
  * the advance released without waiting on the clock again (e.g. a library call returns
  * to its caller). No effect on other clocks or on threads not woken by an advance. */
 DDB_API void ddb__clock_thread_idle(ddb_clock *c);
+/* A library call that makes several requests and waits on the clock between them (an
+ * acquire, an election, a renewal) holds the thread for a fake clock's settle: from
+ * ddb__clock_hold to ddb__clock_unhold the thread counts as busy except while it waits
+ * on the clock for a deadline not yet due, and the end of each request does not mark it
+ * idle (ddb__clock_call_done). Nestable; unhold marks it idle at the outermost level. */
+DDB_API void ddb__clock_hold(ddb_clock *c);
+DDB_API void ddb__clock_unhold(ddb_clock *c);
+/* The end of a public call of libddb: marks the thread idle unless a hold is on. */
+void ddb__clock_call_done(ddb_clock *c);
 /* Timers behind ddb_cancel_after: sets `cancel` once the clock reaches deadline_mono_ns.
  * The clock keeps no reference to the token (a freed token's timers are removed by
  * cancel.c through ddb__clock_timer_remove). Fake clocks fire timers inside
@@ -102,6 +105,18 @@ void ddb__retry_set_random(ddb__retry_state *s, double (*rand_fn)(void *arg), vo
 
 /* ---- logging, telemetry (log.c, telemetry.c) */
 DDB_API bool ddb__client_log_enabled(ddb_client *c, int level);
+
+/* ---- asynchronous single-item writes (ops.c), for libddb_coord's leases: the request
+ * runs on the client's scheduler thread with the client's retries, and fn runs there
+ * once with the outcome (res and err borrowed for the call; on DDB_ECONDITION with
+ * return_old_on_condition_fail, res->item is the item as it is). o->cancel aborts it.
+ * 0 when started (fn then runs exactly once), or an error (fn never runs). Any thread. */
+typedef void (*ddb__item_reply_fn)(void *arg, int rc, ddb_result *res, ddb_error *err);
+DDB_API int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
+                                   const ddb_write_options *o, ddb__item_reply_fn fn,
+                                   void *arg, ddb_error *err);
+/* Whether the calling thread is the scheduler thread of the table's client. */
+DDB_API bool ddb__client_on_scheduler(ddb_client *c);
 
 /* ---- transactions (tx.c): lets libddb_coord poison a transaction with an error, so
  * that its send fails with it. */

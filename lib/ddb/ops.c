@@ -163,6 +163,31 @@ int ddb__item_answer(json_object *resp, const char *item_key, ddb_result *res, d
     return ddb__jget_item(resp, item_key, &res->item, err);
 }
 
+/* Reads `item_key` of an answer (or, on DDB_ECONDITION, the item the error carries with
+ * ReturnValuesOnConditionCheckFailure=ALL_OLD) into res; returns the call's status. */
+static int read_answer(const char *op, int rc, json_object *resp, const char *item_key,
+                       int retries, ddb_result *res, ddb_error *err)
+{
+    if (!res)
+        return rc;
+    res->retries = retries;
+    res->consumed_capacity = consumed_of(resp);
+    if (rc == 0) {
+        ddb_error perr;
+        int prc = ddb__item_answer(resp, item_key, res, &perr);
+        if (prc != 0) {
+            rc = ddb__fail(err, prc, "%s answered with a malformed item: %s", op, perr.message);
+            if (err)
+                err->retries = retries;
+        }
+    } else if (rc == DDB_ECONDITION) {
+        ddb_item *old = NULL;
+        if (ddb__jget_item(resp, "Item", &old, NULL) == 0)
+            res->item = old;
+    }
+    return rc;
+}
+
 /* Sends the request text (freed here) and reads `item_key` of the answer into res. */
 static int run(ddb_table *t, const char *op, ddb__text *req, const char *item_key,
                ddb_cancel *cancel, ddb_result *res, ddb_error *err)
@@ -173,26 +198,45 @@ static int run(ddb_table *t, const char *op, ddb__text *req, const char *item_ke
     int retries = 0;
     int rc = ddb__client_send_text(c, &call, req->p, req->len, &resp, cancel, &retries, err);
     ddb__text_free(req);
-    if (res) {
-        res->retries = retries;
-        res->consumed_capacity = consumed_of(resp);
-    }
-    if (rc == 0 && res) {
-        ddb_error perr;
-        int prc = ddb__item_answer(resp, item_key, res, &perr);
-        if (prc != 0) {
-            rc = ddb__fail(err, prc, "%s answered with a malformed item: %s", op, perr.message);
-            if (err)
-                err->retries = retries;
-        }
-    } else if (rc == DDB_ECONDITION && res) {
-        /* With ReturnValuesOnConditionCheckFailure=ALL_OLD the error carries the item. */
-        ddb_item *old = NULL;
-        if (ddb__jget_item(resp, "Item", &old, NULL) == 0)
-            res->item = old;
-    }
+    rc = read_answer(op, rc, resp, item_key, retries, res, err);
     json_object_put(resp);
     return ddb__client_done(c, rc);
+}
+
+/* An asynchronous single-item write: the reply of the client's call, read as run does. */
+typedef struct item_call {
+    const char *op, *item_key;
+    ddb__item_reply_fn fn;
+    void *arg;
+} item_call;
+
+static void item_reply(void *arg, int rc, json_object *resp, int retries, ddb_error *err)
+{
+    item_call *ic = arg;
+    ddb_result res = { 0 };
+    rc = read_answer(ic->op, rc, resp, ic->item_key, retries, &res, err);
+    ic->fn(ic->arg, rc, &res, err);
+    ddb_result_cleanup(&res);
+    free(ic);
+}
+
+static int start(ddb_table *t, const char *op, ddb__text *req, const char *item_key,
+                 ddb_cancel *cancel, ddb__item_reply_fn fn, void *arg, ddb_error *err)
+{
+    item_call *ic = malloc(sizeof *ic);
+    if (!ic) {
+        ddb__text_free(req);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    *ic = (item_call){ .op = op, .item_key = item_key, .fn = fn, .arg = arg };
+    ddb__call call = { .operation = op, .table = t->name };
+    char *body = req->p;
+    size_t len = req->len;
+    req->p = NULL;
+    int rc = ddb__client_start(t->client, &call, body, len, cancel, item_reply, ic, err);
+    if (rc != 0)
+        free(ic);
+    return rc;
 }
 
 static int check_table(ddb_table *t, const void *arg, const char *what, ddb_error *err)
@@ -260,6 +304,21 @@ int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
         return rc;
     }
     return run(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
+}
+
+int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
+                           const ddb_write_options *o, ddb__item_reply_fn fn, void *arg,
+                           ddb_error *err)
+{
+    int rc = check_table(t, key, "key", err);
+    if (rc != 0)
+        return rc;
+    ddb__text req = { 0 };
+    if ((rc = ddb__update_request(t, key, update, o, &req, err)) != 0) {
+        ddb__text_free(&req);
+        return rc;
+    }
+    return start(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, fn, arg, err);
 }
 
 int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,

@@ -143,6 +143,7 @@ static void rec_span_start(void *arg, uint64_t id, uint64_t parent, const char *
         for (size_t i = 0; i < n_links && i < 2; i++)
             s->links[s->n_links++] = links[i];
     }
+    pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
 }
 

@@ -428,7 +428,7 @@ START_TEST(test_one_scheduler_thread_per_client)
                          0);
         ck_assert_ptr_nonnull(leases[i]);
     }
-    ck_assert_int_eq(ddb__heartbeat_threads(), 1);
+    ck_assert_int_eq(ddb__sched_workers(), 1);
     for (int i = 0; i < 3; i++)
         cx_advance(LEASE / 3);
     for (int i = 0; i < N; i++)
@@ -438,7 +438,7 @@ START_TEST(test_one_scheduler_thread_per_client)
         ddb_lease_release(leases[i]);
     ddb_lock_table_free(second);
     cx_proc_free(a);
-    ck_assert_int_eq(ddb__heartbeat_threads(), 0);
+    ck_assert_int_eq(ddb__sched_workers(), 0);
 }
 END_TEST
 

@@ -52,13 +52,24 @@ DDB_API int ddb_lock_try_acquire(ddb_lock_table *locks, const char *name, int64_
 DDB_API int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
                              ddb_cancel *stop, ddb_lease **out, ddb_error *err);
 
-/* Releases the lock (one conditional UpdateItem; a failure is logged, event 43, never
- * returned) and frees the lease. Sets ddb_lease_ended. The lease's owning thread. */
+/* Releases the lock (one conditional UpdateItem within the time the lease has left; a
+ * failure is logged, event 43, never returned), sets ddb_lease_ended and drops the
+ * holder's reference. The lease's owning thread. */
 DDB_API void ddb_lease_release(ddb_lease *lease);
-/* Borrowed: a token set once the lease is no longer held (lost or released). */
+/* References: a lease handed to another thread (e.g. a thread the work of a leader
+ * starts) stays valid for it, ended or released or not, until it drops its reference.
+ * Take the reference before the handing on (before pthread_create), never in the other
+ * thread. ddb_lease_unref never releases the lock: only ddb_lease_release does. Any
+ * thread. */
+DDB_API ddb_lease *ddb_lease_ref(ddb_lease *lease);
+DDB_API void ddb_lease_unref(ddb_lease *lease);
+/* Borrowed: a token set once the lease is no longer held: released, or lost -- at the
+ * latest at its deadline, the send of its last successful renewal plus the lease on
+ * this client's clock, whatever request is in flight then. */
 DDB_API ddb_cancel *ddb_lease_ended(ddb_lease *lease);
-/* Renews at once. 0 with *held true, 0 with *held false if the lease has ended, or an
- * error (the lease is left to its heartbeat). */
+/* Renews at once, within the time the lease has left (its deadline cuts the request
+ * and its retries short). 0 with *held true, 0 with *held false if the lease has ended,
+ * or an error (the lease is left to its heartbeat). */
 DDB_API int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error *err);
 DDB_API int64_t ddb_lease_fencing_token(const ddb_lease *lease);
 DDB_API const char *ddb_lease_name(const ddb_lease *lease);   /* borrowed */
