@@ -1,7 +1,9 @@
 /* coord_bench.c: what the lock layer costs. With a fake clock (exact, no waiting):
  * requests per acquire of a free lock, per poll of a waiting contender, and takeover
  * time against the lease. With the system clock: N leases held by one process against
- * an in-process fakedb, their renewal lag, threads, memory and CPU.
+ * an in-process fakedb, their renewal lag, threads, memory and CPU: as the server
+ * answers, with every renewal delayed 10 ms (as against DynamoDB), and with the renewals
+ * of 1% of the leases delayed 20 s (the others must not notice).
  *
  *   coord_bench [leases] [lease_ms] [run_ms]      (defaults 10000 30000 35000)
  */
@@ -103,7 +105,7 @@ static void costs(void)
     int64_t t0 = ddb_clock_mono_ns(clock);
     int64_t step = 1000;
     /* stop the holder's heartbeat by taking the lease out of it, as a crash would */
-    dl_sched_remove(lease->sched, lease);
+    dl_heartbeat_stop(lease);
     while (!none) {
         ddb_fake_clock_advance(clock, step);
         ddb_lock_try_acquire(lb, "crash", 30000, NULL, &none, &err);
@@ -130,6 +132,7 @@ typedef struct lagrec {
     size_t n_lags, cap;
     int64_t third_ns;
     uint64_t *span_lease; /* span id -> lease index + 1 (ring) */
+    int slow_every;       /* leases whose renewals are delayed on purpose: not counted */
 } lagrec;
 
 static lagrec LR;
@@ -155,7 +158,7 @@ static void on_attr(void *arg, uint64_t id, const ddb_attr *a)
     int64_t at = (int64_t)LR.span_lease[id % RING];
     if (at) {
         long i = atol(a->v.s + 6);
-        if (LR.last_ns[i] && LR.n_lags < LR.cap) {
+        if (LR.last_ns[i] && LR.n_lags < LR.cap && !(LR.slow_every && i % LR.slow_every == 0)) {
             int64_t lag = at - LR.last_ns[i] - LR.third_ns;
             LR.lags_ns[LR.n_lags++] = lag > 0 ? lag : 0;
         }
@@ -171,14 +174,34 @@ static int cmp64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void many(int n, int64_t lease_ms, int64_t run_ms)
+/* A scenario of many leases: `delay_all_ms` delays every renewal at the server (0 for
+ * none); `slow_every` > 0 delays every renewal of one lease in `slow_every` by slow_ms. */
+typedef struct scenario {
+    int n;
+    int64_t lease_ms, run_ms;
+    int64_t delay_all_ms;
+    int slow_every;
+    int64_t slow_ms;
+    bool measure_memory;
+} scenario;
+
+static bool is_slow(const scenario *sc, int i)
 {
+    return sc->slow_every > 0 && i % sc->slow_every == 0;
+}
+
+static void many(const scenario *sc)
+{
+    int n = sc->n;
+    int64_t lease_ms = sc->lease_ms, run_ms = sc->run_ms;
+    memset(&LR, 0, sizeof LR);
     pthread_mutex_init(&LR.mu, NULL);
     LR.last_ns = calloc((size_t)n, sizeof *LR.last_ns);
     LR.cap = (size_t)n * (size_t)(run_ms / (lease_ms / 3) + 2);
     LR.lags_ns = calloc(LR.cap, sizeof *LR.lags_ns);
     LR.span_lease = calloc(RING, sizeof *LR.span_lease);
     LR.third_ns = lease_ms * 1000000 / 3;
+    LR.slow_every = sc->slow_every;
     ddb_telemetry tel = {.span_start = on_start, .span_attr = on_attr};
     ddb_client *c = client_on(ddb_clock_system(), &tel);
     ddb_error err;
@@ -203,14 +226,31 @@ static void many(int n, int64_t lease_ms, int64_t run_ms)
         pthread_mutex_unlock(&LR.mu);
     }
     long rss1 = rss_kb();
+    /* The faults start once every lease is held: they delay renewals only. */
+    if (sc->delay_all_ms > 0)
+        fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_DELAY, .operation = "UpdateItem",
+                                             .delay_ms = sc->delay_all_ms});
+    for (int i = 0; i < n; i++) {
+        if (!is_slow(sc, i))
+            continue;
+        char key[40];
+        snprintf(key, sizeof key, "LOCK#bench-%d", i);
+        fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_DELAY, .operation = "UpdateItem",
+                                             .key = key, .delay_ms = sc->slow_ms});
+    }
     struct rusage r0, r1;
     getrusage(RUSAGE_SELF, &r0);
     struct timespec ts = {.tv_sec = run_ms / 1000, .tv_nsec = (run_ms % 1000) * 1000000};
     nanosleep(&ts, NULL); /* the benchmark's run time, not a synchronisation */
     getrusage(RUSAGE_SELF, &r1);
-    int lost = 0;
-    for (int i = 0; i < n; i++)
-        lost += ddb_cancel_is_set(ddb_lease_ended(leases[i]));
+    int lost = 0, lost_slow = 0;
+    for (int i = 0; i < n; i++) {
+        bool ended = ddb_cancel_is_set(ddb_lease_ended(leases[i]));
+        if (is_slow(sc, i))
+            lost_slow += ended;
+        else
+            lost += ended;
+    }
     pthread_mutex_lock(&LR.mu);
     size_t m = LR.n_lags;
     qsort(LR.lags_ns, m, sizeof *LR.lags_ns, cmp64);
@@ -221,15 +261,23 @@ static void many(int n, int64_t lease_ms, int64_t run_ms)
                             r0.ru_stime.tv_sec) +
                    (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
                             r0.ru_stime.tv_usec) / 1e6;
-    printf("%d leases of %" PRId64 " ms for %" PRId64 " ms: %zu renewals, %d lost\n", n,
-           lease_ms, run_ms, m, lost);
-    printf("renewal lag: p50 %.2f ms, p99 %.2f ms (%.3f%% of the lease), max %.2f ms\n",
+    printf("\n%d leases of %" PRId64 " ms for %" PRId64 " ms", n, lease_ms, run_ms);
+    if (sc->delay_all_ms)
+        printf(", every renewal delayed %" PRId64 " ms", sc->delay_all_ms);
+    if (sc->slow_every)
+        printf(", the renewals of 1 lease in %d delayed %" PRId64 " ms", sc->slow_every,
+               sc->slow_ms);
+    printf(":\n%zu renewals of the others, %d of them lost", m, lost);
+    if (sc->slow_every)
+        printf(" (%d of %d delayed leases lost)", lost_slow, (n + sc->slow_every - 1) / sc->slow_every);
+    printf("\nrenewal lag of the others: p50 %.2f ms, p99 %.2f ms (%.3f%% of the lease), max %.2f ms\n",
            p50 / 1e6, p99 / 1e6, 100.0 * (double)p99 / ((double)lease_ms * 1e6), max / 1e6);
     printf("heartbeat threads: %d (threads added while holding: %d)\n",
            ddb__sched_workers(), threads_now() - threads0);
-    printf("memory per lease (process RSS, includes the in-process server's items): "
-           "%.0f bytes\n",
-           (double)(rss1 - rss0) * 1024.0 / n);
+    if (sc->measure_memory) /* later scenarios reuse the memory the first one freed */
+        printf("memory per lease (process RSS, includes the in-process server's items): "
+               "%.0f bytes\n",
+               (double)(rss1 - rss0) * 1024.0 / n);
     printf("CPU per renewal (whole process, server included): %.1f us\n",
            m ? cpu_s * 1e6 / (double)m : 0.0);
     for (int i = 0; i < n; i++)
@@ -238,6 +286,10 @@ static void many(int n, int64_t lease_ms, int64_t run_ms)
     ddb_lock_table_free(locks);
     ddb_table_close(t);
     ddb_client_free(c);
+    fakedb_fault_clear(db);
+    free(LR.last_ns);
+    free(LR.lags_ns);
+    free(LR.span_lease);
 }
 
 int main(int argc, char **argv)
@@ -252,8 +304,16 @@ int main(int argc, char **argv)
         return 1;
     }
     costs();
-    if (n > 0)
-        many(n, lease_ms, run_ms);
+    if (n > 0) {
+        /* Against the in-process server as it answers (about 0.1 ms a request). */
+        many(&(scenario){.n = n, .lease_ms = lease_ms, .run_ms = run_ms, .measure_memory = true});
+        /* As against DynamoDB, where a request takes 5-10 ms: every renewal delayed. */
+        many(&(scenario){.n = n, .lease_ms = lease_ms, .run_ms = run_ms, .delay_all_ms = 10});
+        /* One lease in a hundred has its renewals hang for 20 s; a run of more than a
+         * lease, so that those run out. */
+        many(&(scenario){.n = n / 10, .lease_ms = lease_ms, .run_ms = lease_ms + 2000,
+                         .slow_every = 100, .slow_ms = 20000});
+    }
     fakedb_stop(db);
     return 0;
 }

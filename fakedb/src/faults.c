@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static char *dup_or_null(const char *s)
 {
@@ -181,6 +182,8 @@ bool fakedb__fault_match(fakedb *db, const char *op, json_object *req, fakedb_fa
                                 !strcmp(hit->error_type, "ServiceUnavailable")
                           ? 500 : 400;
         f->fired++;
+        db->faults_fired++;
+        pthread_cond_broadcast(&db->fault_fired);
         if (f->f.count > 0 && f->fired >= f->f.count) {
             *pp = f->next;
             fault_free(f);
@@ -237,6 +240,41 @@ void fakedb__stat_count(fakedb *db, int op, bool condition_failure)
     if (condition_failure)
         db->stat_cond[FDB_OP_COUNT]++;
     pthread_mutex_unlock(&db->stats_lock);
+}
+
+long fakedb_faults_fired(fakedb *db)
+{
+    if (!db)
+        return 0;
+    pthread_mutex_lock(&db->fault_lock);
+    long n = db->faults_fired;
+    pthread_mutex_unlock(&db->fault_lock);
+    return n;
+}
+
+int fakedb_wait_faults_fired(fakedb *db, long n, int64_t timeout_ms)
+{
+    if (!db || timeout_ms < 0)
+        return FAKEDB_EINVAL;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&db->fault_lock);
+    while (db->faults_fired < n) {
+        if (pthread_cond_timedwait(&db->fault_fired, &db->fault_lock, &deadline) != 0 &&
+            db->faults_fired < n) {
+            rc = FAKEDB_ETIMEDOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&db->fault_lock);
+    return rc;
 }
 
 fakedb_stats fakedb_get_stats(fakedb *db, const char *operation)

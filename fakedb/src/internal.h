@@ -131,6 +131,8 @@ struct fakedb {
     int64_t last_ttl_sweep_ms;
 
     pthread_mutex_t fault_lock;
+    pthread_cond_t fault_fired;  /* a fault fired (guarded by fault_lock) */
+    long faults_fired;           /* times any fault fired since start */
     fakedb__fault_rec *faults;
     long next_fault_id;
 

@@ -352,6 +352,7 @@ static void server_free(fakedb *db)
     pthread_mutex_destroy(&db->lock);
     pthread_mutex_destroy(&db->clock_lock);
     pthread_mutex_destroy(&db->fault_lock);
+    pthread_cond_destroy(&db->fault_fired);
     pthread_mutex_destroy(&db->stats_lock);
     pthread_mutex_destroy(&db->wait_lock);
     pthread_cond_destroy(&db->wait_cond);
@@ -388,6 +389,11 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     pthread_mutex_init(&db->lock, NULL);
     pthread_mutex_init(&db->clock_lock, NULL);
     pthread_mutex_init(&db->fault_lock, NULL);
+    pthread_condattr_t fca;
+    pthread_condattr_init(&fca);
+    pthread_condattr_setclock(&fca, CLOCK_MONOTONIC);
+    pthread_cond_init(&db->fault_fired, &fca);
+    pthread_condattr_destroy(&fca);
     pthread_mutex_init(&db->stats_lock, NULL);
     pthread_mutex_init(&db->wait_lock, NULL);
     pthread_condattr_t ca;

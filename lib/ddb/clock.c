@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 #include <time.h>
 
 enum clock_kind { CLOCK_KIND_SYSTEM, CLOCK_KIND_FAKE, CLOCK_KIND_CUSTOM };
-enum timer_thread_state { TT_NONE, TT_RUNNING, TT_EXITED };
 
 /* A wait blocked on a fake clock. Lives on the waiting thread's stack. */
 typedef struct fwaiter {
@@ -27,6 +25,8 @@ typedef struct fwaiter {
 } fwaiter;
 
 typedef struct ctimer {
+    ddb__task task; /* system and custom clocks: a task of the clock's scheduler */
+    ddb_clock *clock;
     struct ctimer *next;
     long id;
     int64_t deadline_mono_ns;
@@ -52,11 +52,7 @@ struct ddb_clock {
     /* timers (ddb_cancel_after), sorted by deadline */
     ctimer *timers;
     long next_timer_id;
-    enum timer_thread_state tstate;
-    pthread_t tthread;
-    bool tstop;
-    ddb_cancel *twake; /* set to wake the timer thread early */
-    bool free_on_exit; /* the last reference went away on the timer thread itself */
+    ddb__sched *tsched; /* system and custom clocks: fires the timers; made when needed */
     /* fake clocks: the schedulers that run on it (woken by advances, waited for by
      * settle), guarded by smu, which is never taken inside mu */
     pthread_mutex_t smu;
@@ -219,26 +215,6 @@ ddb_clock *ddb_clock_ref(ddb_clock *c)
     return c;
 }
 
-static void stop_timer_thread(ddb_clock *c, bool only_if_idle)
-{
-    pthread_mutex_lock(&c->mu);
-    if (c->tstate == TT_NONE || (only_if_idle && c->tstate == TT_RUNNING && c->timers)) {
-        pthread_mutex_unlock(&c->mu);
-        return;
-    }
-    c->tstop = true;
-    ddb_cancel *wake = ddb_cancel_ref(c->twake);
-    pthread_t th = c->tthread;
-    pthread_mutex_unlock(&c->mu);
-    ddb_cancel_set(wake);
-    ddb_cancel_unref(wake);
-    pthread_join(th, NULL);
-    pthread_mutex_lock(&c->mu);
-    c->tstate = TT_NONE;
-    c->tstop = false;
-    pthread_mutex_unlock(&c->mu);
-}
-
 static void clock_destroy(ddb_clock *c)
 {
     ctimer *t = c->timers;
@@ -263,24 +239,20 @@ void ddb_clock_unref(ddb_clock *c)
         return;
     if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    pthread_mutex_lock(&c->mu);
-    if (c->tstate == TT_RUNNING && pthread_equal(c->tthread, pthread_self())) {
-        /* A timer's token held the last reference and was freed by the timer thread:
-         * that thread cannot join itself, so it frees the clock when it is done. */
-        c->free_on_exit = true;
-        pthread_detach(c->tthread);
-        pthread_mutex_unlock(&c->mu);
-        return;
-    }
-    pthread_mutex_unlock(&c->mu);
-    stop_timer_thread(c, false);
+    /* The timers' scheduler stops first. If a timer's token held the last reference and
+     * was freed by that scheduler's own thread, the thread finishes on its own. */
+    ddb__sched_free(c->tsched);
     clock_destroy(c);
 }
 
-/* A timer thread of the system clock that has run out of timers is joined at exit. */
+/* The timers' scheduler of the system clock stops at exit. */
 __attribute__((destructor)) static void system_clock_shutdown(void)
 {
-    stop_timer_thread(&g_system, true);
+    pthread_mutex_lock(&g_system.mu);
+    ddb__sched *s = g_system.tsched;
+    g_system.tsched = NULL;
+    pthread_mutex_unlock(&g_system.mu);
+    ddb__sched_free(s);
 }
 
 /* ---- reading */
@@ -750,44 +722,31 @@ int ddb_fake_clock_waiters(ddb_clock *c)
 
 /* ---- timers */
 
-static void *timer_main(void *arg)
+/* A timer of a system or custom clock is due: the scheduler's thread sets its token. The
+ * timer is the task's as long as it is on the clock's list; once off it, it belongs to
+ * whoever took it off. */
+static void timer_fire(void *arg)
 {
-    ddb_clock *c = arg;
+    ctimer *t = arg;
+    ddb_clock *c = t->clock;
     pthread_mutex_lock(&c->mu);
-    while (!c->tstop && c->timers) {
-        pthread_mutex_unlock(&c->mu);
-        int64_t now = ddb_clock_mono_ns(c);
-        pthread_mutex_lock(&c->mu);
-        ctimer *fire = take_due_locked(c, now);
-        if (fire) {
-            pthread_mutex_unlock(&c->mu);
-            fire_timers(fire);
-            pthread_mutex_lock(&c->mu);
-            if (c->free_on_exit) {
-                pthread_mutex_unlock(&c->mu);
-                clock_destroy(c);
-                return NULL;
-            }
-            continue;
-        }
-        if (!c->timers || c->tstop)
+    bool mine = false;
+    for (ctimer **pp = &c->timers; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            mine = true;
             break;
-        int64_t deadline = c->timers->deadline_mono_ns;
-        ddb_cancel *wake = ddb_cancel_new();
-        c->twake = wake;
-        pthread_mutex_unlock(&c->mu);
-        if (!wake) /* out of memory: look again in 10 ms */
-            deadline = sat_add(now, 10000000) < deadline ? sat_add(now, 10000000) : deadline;
-        ddb__clock_wait_until(c, deadline, wake);
-        pthread_mutex_lock(&c->mu);
-        c->twake = NULL;
-        pthread_mutex_unlock(&c->mu);
-        ddb_cancel_unref(wake);
-        pthread_mutex_lock(&c->mu);
+        }
     }
-    c->tstate = TT_EXITED;
+    bool alive = mine && ddb__cancel_try_ref(t->cancel);
     pthread_mutex_unlock(&c->mu);
-    return NULL;
+    if (!mine)
+        return; /* ddb__clock_timer_remove took it and frees it */
+    if (alive) {
+        ddb_cancel_set(t->cancel);
+        ddb_cancel_unref(t->cancel);
+    }
+    free(t);
 }
 
 long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel)
@@ -801,12 +760,21 @@ long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *ca
         return DDB_ENOMEM;
     t->deadline_mono_ns = deadline_mono_ns;
     t->cancel = cancel;
-    ddb_cancel *wake = NULL;
+    t->clock = c;
+    t->task = (ddb__task){ .fn = timer_fire, .arg = t };
     pthread_mutex_lock(&c->mu);
     if (c->kind == CLOCK_KIND_FAKE && c->mono_ns >= deadline_mono_ns) {
         pthread_mutex_unlock(&c->mu);
         free(t);
         return 0;
+    }
+    if (c->kind != CLOCK_KIND_FAKE && !c->tsched) {
+        c->tsched = ddb__sched_new_timers(c);
+        if (!c->tsched) {
+            pthread_mutex_unlock(&c->mu);
+            free(t);
+            return DDB_ENOMEM;
+        }
     }
     t->id = ++c->next_timer_id;
     ctimer **pp = &c->timers;
@@ -814,34 +782,16 @@ long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *ca
         pp = &(*pp)->next;
     t->next = *pp;
     *pp = t;
-    if (c->kind != CLOCK_KIND_FAKE) {
-        if (c->tstate == TT_EXITED) {
-            pthread_join(c->tthread, NULL); /* it holds no lock once EXITED */
-            c->tstate = TT_NONE;
-        }
-        if (c->tstate == TT_NONE) {
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_SETMASK, &all, &old);
-            int rc = pthread_create(&c->tthread, NULL, timer_main, c);
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
-            if (rc != 0) {
-                *pp = t->next;
-                pthread_mutex_unlock(&c->mu);
-                free(t);
-                return DDB_ENOMEM;
-            }
-            c->tstate = TT_RUNNING;
-        } else if (c->timers == t) {
-            wake = ddb_cancel_ref(c->twake); /* an earlier deadline than it waits for */
-        }
-    }
     long id = t->id;
-    pthread_mutex_unlock(&c->mu);
-    if (wake) {
-        ddb_cancel_set(wake);
-        ddb_cancel_unref(wake);
+    /* Queued under the clock's mutex, so that a remove cannot free it first; the
+     * scheduler never takes the clock's mutex inside its own. */
+    if (c->kind != CLOCK_KIND_FAKE && ddb__sched_at(c->tsched, &t->task, deadline_mono_ns) != 0) {
+        *pp = t->next;
+        pthread_mutex_unlock(&c->mu);
+        free(t);
+        return DDB_ENOMEM;
     }
+    pthread_mutex_unlock(&c->mu);
     return id;
 }
 
@@ -849,22 +799,22 @@ void ddb__clock_timer_remove(ddb_clock *c, long id)
 {
     if (!c)
         c = &g_system;
-    ddb_cancel *wake = NULL;
+    ctimer *t = NULL;
     pthread_mutex_lock(&c->mu);
     for (ctimer **pp = &c->timers; *pp; pp = &(*pp)->next) {
         if ((*pp)->id == id) {
-            ctimer *t = *pp;
+            t = *pp;
             *pp = t->next;
-            free(t);
-            /* With nothing left to wait for, let the timer thread end now. */
-            if (!c->timers && c->kind != CLOCK_KIND_FAKE)
-                wake = ddb_cancel_ref(c->twake);
             break;
         }
     }
+    ddb__sched *s = c->tsched;
     pthread_mutex_unlock(&c->mu);
-    if (wake) {
-        ddb_cancel_set(wake);
-        ddb_cancel_unref(wake);
-    }
+    if (!t)
+        return;
+    /* Off the list, it is ours: take it off the scheduler too (a run that has begun
+     * finds it gone and leaves it alone; the cancel waits for that run). */
+    if (s)
+        ddb__sched_cancel(s, &t->task);
+    free(t);
 }

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 struct ddb__sched {
-    ddb_clock *clock;             /* referenced */
+    ddb_clock *clock;             /* referenced, unless weak_clock */
+    bool weak_clock;              /* the clock's own timers: the clock owns the scheduler */
+    bool self_free;               /* freed on its own thread: the worker frees it last */
     const ddb__sched_io *io;      /* NULL: timers only */
     void *io_arg;
     int wake_fd;                  /* eventfd: written to cut the worker's wait short */
@@ -188,6 +190,8 @@ static int64_t real_timeout_ms(ddb__sched *s, int64_t now, int64_t due)
     }
 }
 
+static void destroy(ddb__sched *s);
+
 static void *worker_main(void *arg)
 {
     ddb__sched *s = arg;
@@ -240,9 +244,12 @@ static void *worker_main(void *arg)
         }
     }
     s->parked = false;
+    bool self_free = s->self_free;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     atomic_fetch_sub(&g_workers, 1);
+    if (self_free)
+        destroy(s);
     return NULL;
 }
 
@@ -269,8 +276,8 @@ static int start_locked(ddb__sched *s)
 
 /* ------------------------------------------------------------------ public */
 
-ddb__sched *ddb__sched_new(ddb_clock *clock, const ddb__sched_io *io, void *io_arg,
-                           ddb_error *err)
+static ddb__sched *sched_make(ddb_clock *clock, bool weak, const ddb__sched_io *io,
+                              void *io_arg, ddb_error *err)
 {
     ddb__sched *s = calloc(1, sizeof *s);
     if (!s) {
@@ -284,13 +291,28 @@ ddb__sched *ddb__sched_new(ddb_clock *clock, const ddb__sched_io *io, void *io_a
                   strerror(errno));
         return NULL;
     }
-    s->clock = ddb_clock_ref(clock ? clock : ddb_clock_system());
+    if (!clock)
+        clock = ddb_clock_system();
+    s->weak_clock = weak;
+    s->clock = weak ? clock : ddb_clock_ref(clock);
     s->io = io;
     s->io_arg = io_arg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    ddb__clock_add_sched(s->clock, s);
+    if (!weak)
+        ddb__clock_add_sched(s->clock, s);
     return s;
+}
+
+ddb__sched *ddb__sched_new(ddb_clock *clock, const ddb__sched_io *io, void *io_arg,
+                           ddb_error *err)
+{
+    return sched_make(clock, false, io, io_arg, err);
+}
+
+ddb__sched *ddb__sched_new_timers(ddb_clock *clock)
+{
+    return sched_make(clock, true, NULL, NULL, NULL);
 }
 
 void ddb__sched_pin(ddb__sched *s)
@@ -308,21 +330,36 @@ void ddb__sched_unpin(ddb__sched *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+static void destroy(ddb__sched *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        s->heap[i]->queued = false;
+    ddb_cancel_unref(s->waiter_cut);
+    close(s->wake_fd);
+    if (!s->weak_clock)
+        ddb_clock_unref(s->clock);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s->heap);
+    free(s);
+}
+
 void ddb__sched_free(ddb__sched *s)
 {
     if (!s)
         return;
-    ddb__clock_remove_sched(s->clock, s);
+    if (!s->weak_clock)
+        ddb__clock_remove_sched(s->clock, s);
     pthread_mutex_lock(&s->mu);
     while (s->pins > 0)
         pthread_cond_wait(&s->cv, &s->mu);
     s->stopping = true;
+    bool self = tl_worker == s;
+    s->self_free = self;
     wake_locked(s);
     pthread_cond_broadcast(&s->cv);
     bool started = s->started, waiter = s->waiter_started;
     pthread_mutex_unlock(&s->mu);
-    if (started)
-        pthread_join(s->thread, NULL);
     if (waiter) {
         pthread_mutex_lock(&s->mu);
         ddb_cancel *cut = s->waiter_cut ? ddb_cancel_ref(s->waiter_cut) : NULL;
@@ -331,15 +368,13 @@ void ddb__sched_free(ddb__sched *s)
         ddb_cancel_unref(cut);
         pthread_join(s->waiter, NULL);
     }
-    for (size_t i = 0; i < s->n; i++)
-        s->heap[i]->queued = false;
-    ddb_cancel_unref(s->waiter_cut);
-    close(s->wake_fd);
-    ddb_clock_unref(s->clock);
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
-    free(s->heap);
-    free(s);
+    if (self) {
+        pthread_detach(s->thread); /* it frees the scheduler when its task returns */
+        return;
+    }
+    if (started)
+        pthread_join(s->thread, NULL);
+    destroy(s);
 }
 
 ddb_clock *ddb__sched_clock(const ddb__sched *s)

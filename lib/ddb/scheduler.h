@@ -34,8 +34,13 @@ typedef struct ddb__sched ddb__sched;
  * NULL. No I/O. */
 DDB_API ddb__sched *ddb__sched_new(ddb_clock *clock, const ddb__sched_io *io, void *io_arg,
                            ddb_error *err);
+/* The scheduler of a clock's own timers (clock.c): it holds no reference on the clock,
+ * which owns it. */
+ddb__sched *ddb__sched_new_timers(ddb_clock *clock);
 /* Stops the worker (a task that runs is finished first) and frees the scheduler. Tasks
- * still queued are dropped, not run. Not on the worker thread. */
+ * still queued are dropped, not run. On the worker thread itself (a task dropped the
+ * last reference to the scheduler's owner), the worker finishes and frees it once the
+ * task returns. */
 DDB_API void ddb__sched_free(ddb__sched *s);
 DDB_API ddb_clock *ddb__sched_clock(const ddb__sched *s);
 /* Queues t to run at due_ns (mono, on the scheduler's clock), or moves it there if it is

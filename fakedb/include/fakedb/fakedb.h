@@ -25,6 +25,7 @@ enum {
     FAKEDB_EIO = -3,      /* the database file or a socket failed */
     FAKEDB_ENOTFOUND = -4,
     FAKEDB_EINUSE = -5,   /* the table exists already */
+    FAKEDB_ETIMEDOUT = -6, /* a wait ran out */
 };
 
 typedef struct fakedb_error {
@@ -92,6 +93,13 @@ typedef struct fakedb_fault {
 FAKEDB_API long fakedb_fault_add(fakedb *db, const fakedb_fault *f);
 FAKEDB_API void fakedb_fault_remove(fakedb *db, long id);
 FAKEDB_API void fakedb_fault_clear(fakedb *db);
+/* Times any fault has fired since start: a request matched it (a delay fault fires when
+ * the request arrives, before it waits). */
+FAKEDB_API long fakedb_faults_fired(fakedb *db);
+/* Blocks until faults have fired at least n times in all, or timeout_ms of real time
+ * passes: 0 or FAKEDB_ETIMEDOUT. How a test knows that a request it made hang has
+ * reached the server. */
+FAKEDB_API int fakedb_wait_faults_fired(fakedb *db, long n, int64_t timeout_ms);
 
 /* Counters since start (or reset): requests received for an operation (NULL = all), and
  * of those, the ones that failed a condition (ConditionalCheckFailed or a transaction
