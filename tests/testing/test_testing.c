@@ -7,6 +7,7 @@
 
 #include "dl_check.h"
 #include <dynalock/testing.h>
+#include <fakedb/fakedb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,34 @@ START_TEST(simulated_holder_lease_lost_at_next_renewal)
 }
 END_TEST
 
+/* A renewal and a poll that meet a 500, with the client's default retries (a fake's
+ * client keeps them), wait in backoff on the fake clock: ddb_fake_advance returns, and
+ * the next advance past the backoff finishes them. */
+START_TEST(fake_advance_settles_retry_backoff)
+{
+    if (!w.fake) {
+        fprintf(stderr, "%s: skipped (needs the fake server's faults)\n", __func__);
+        return;
+    }
+    ddb_error err;
+    ddb_lease *lease = acquire(0, "a");
+    ddb_lease *none = acquire(1, "a");
+    ck_assert_ptr_null(none);
+    struct fakedb *db = ddb_fake_server(w.fake);
+    fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR, .operation = "UpdateItem",
+                                         .error_type = "InternalServerError", .count = 1});
+    ddb_lock_state before = state_of("a");
+    advance(LEASE_MS / 3); /* the renewal fails once and waits to retry */
+    advance(100);          /* the retry renews it */
+    ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
+    ck_assert_int_eq(fakedb_get_stats(db, "UpdateItem").requests, 4);
+    ddb_lock_state after = state_of("a");
+    ck_assert(ddb_lock_state_equal(&before, &after)); /* same holder, same token */
+    ddb_lease_release(lease);
+    (void)err;
+}
+END_TEST
+
 START_TEST(simulated_holder_taken_over_after_a_whole_lease)
 {
     ddb_error err;
@@ -438,6 +467,7 @@ static Suite *testing_suite(void)
     tcase_add_test(tc, simulated_holder_tokens_rise);
     tcase_add_test(tc, simulated_holder_lease_lost_at_next_renewal);
     tcase_add_test(tc, simulated_holder_taken_over_after_a_whole_lease);
+    tcase_add_test(tc, fake_advance_settles_retry_backoff);
     tcase_add_test(tc, simulated_holder_rejects_bad_input);
     tcase_add_test(tc, simulated_release_frees_and_raises_token);
     tcase_add_test(tc, simulated_release_of_missing_lock_creates_nothing);
