@@ -572,6 +572,7 @@ static void start_queued(ddb__http_async *a)
         x->next = NULL;
         if (xfer_run(a, x) != 0) {
             ddb_error e;
+            ddb_error_clear(&e);
             ddb__fail(&e, DDB_ENOMEM, "could not start the request");
             ddb__http_done_fn done = x->done;
             void *arg = x->arg;
@@ -603,6 +604,7 @@ void ddb__http_async_abort(ddb__http_async *a, ddb__http_xfer *x)
         x->next = NULL;
     }
     ddb_error e;
+    ddb_error_clear(&e);
     ddb__fail(&e, DDB_ECANCELED, "the request was cancelled in flight");
     ddb__http_done_fn done = x->done;
     void *arg = x->arg;
