@@ -567,6 +567,16 @@ int ddb_fake_clock_advance(ddb_clock *c, int64_t ms)
     return 0;
 }
 
+int ddb__fake_clock_jump_wall(ddb_clock *c, int64_t ms)
+{
+    if (!c || c->kind != CLOCK_KIND_FAKE)
+        return DDB_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    c->wall_ms = sat_add(c->wall_ms, ms);
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
 ddb__clock_kind ddb__clock_kind_of(const ddb_clock *c)
 {
     if (!c || c->kind == CLOCK_KIND_SYSTEM)
