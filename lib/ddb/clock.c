@@ -704,6 +704,19 @@ int ddb_fake_clock_settle(ddb_clock *c, int64_t real_timeout_ms)
     }
 }
 
+int ddb__fake_clock_settle_schedulers(ddb_clock *c, int64_t real_timeout_ms)
+{
+    if (!c || c->kind != CLOCK_KIND_FAKE)
+        return DDB_EINVAL;
+    int64_t deadline = sat_add(real_mono_ns(), ms_to_ns(real_timeout_ms < 0 ? 0 : real_timeout_ms));
+    for (;;) {
+        bool quiet_at_once;
+        int rc = settle_scheds(c, deadline, &quiet_at_once);
+        if (rc != 0 || quiet_at_once)
+            return rc;
+    }
+}
+
 int ddb_fake_clock_wait_for_waiters(ddb_clock *c, int n, int64_t real_timeout_ms)
 {
     if (!c || c->kind != CLOCK_KIND_FAKE)

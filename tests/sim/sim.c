@@ -105,6 +105,7 @@ struct sim {
     int64_t max_dt;
     bool in_delay;            /* a request is being delayed: no second delay inside it */
     bool closing;             /* the run is over: no more faults, no more records */
+    pthread_t main_thread;    /* the simulator's own */
 };
 
 static void ev(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -166,6 +167,7 @@ static void settle(proc *p)
 }
 
 static void advance_to(proc *p, int64_t t_ms, bool wait);
+static void catch_up(proc *p);
 
 /* ------------------------------------------------------ faults per request */
 
@@ -219,7 +221,17 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
             else
                 advance_to(q, s->now_ms, true);
         }
+        /* Its own clock moves too. On its scheduler's thread (a renewal), its tasks run
+         * after this one, in order. On the simulator's thread (a blocking call), its
+         * scheduler does what fell due while the request was on its way before the
+         * request goes on, so that nothing runs beside the call. */
         advance_to(p, s->now_ms, false);
+        if (pthread_equal(pthread_self(), s->main_thread) &&
+            ddb__fake_clock_settle_schedulers(p->clock, SETTLE_MS) != 0) {
+            fprintf(stderr, "sim: seed %" PRIu64 ": the scheduler of process %d did not settle\n",
+                    s->seed, p->id);
+            exit(2);
+        }
         s->in_delay = false;    } else if (roll < 110) {
         fakedb_fault_add(s->db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR, .operation = name,
                                                 .count = 1});
@@ -434,7 +446,7 @@ static void fenced_write(sim *s, proc *p)
                NULL);
     ddb_error err;
     int rc = ddb_tx_send(tx, NULL, &err);
-    settle(p);
+    catch_up(p);
     if (rc == 0) {
         ev(s, "p%d.%d wrote with token %" PRId64, p->id, p->gen, p->token);
         if (p->token < s->last_accepted)
@@ -462,15 +474,22 @@ static void advance_to(proc *p, int64_t t_ms, bool wait)
 {
     int64_t dt_ms = t_ms - p->synced_ms;
     p->synced_ms = t_ms;
-    if (dt_ms <= 0)
-        return;
-    int64_t us = dt_ms * 1000 + dt_ms * p->rate_ppm / 1000 + p->owed_us;
-    int64_t ms = us / 1000;
-    p->owed_us = us - ms * 1000;
-    if (ms > 0)
-        ddb_fake_clock_advance(p->clock, ms);
+    if (dt_ms > 0) {
+        int64_t us = dt_ms * 1000 + dt_ms * p->rate_ppm / 1000 + p->owed_us;
+        int64_t ms = us / 1000;
+        p->owed_us = us - ms * 1000;
+        if (ms > 0)
+            ddb_fake_clock_advance(p->clock, ms);
+    }
     if (wait)
         settle(p);
+}
+
+/* After a blocking call: the process's clock catches up with the time its requests were
+ * on their way, and the work that released is done. */
+static void catch_up(proc *p)
+{
+    advance_to(p, p->s->now_ms, true);
 }
 
 static void act(sim *s, proc *p)
@@ -482,7 +501,7 @@ static void act(sim *s, proc *p)
             ddb_lease *lease = NULL;
             ddb_error err;
             int rc = ddb_lock_try_acquire(p->locks, LOCK, LEASE_MS, NULL, &lease, &err);
-            settle(p);
+            catch_up(p);
             if (rc == 0 && lease)
                 acquired(s, p, lease);
             else if (rc != 0)
@@ -496,13 +515,13 @@ static void act(sim *s, proc *p)
     } else if (roll < 500) {
         ev(s, "p%d.%d releases token %" PRId64, p->id, p->gen, p->token);
         ddb_lease_release(p->lease);
-        settle(p);
+        catch_up(p);
         p->lease = NULL;
     } else if (roll < 560) {
         bool held = false;
         ddb_error err;
         int rc = ddb_lease_renew(p->lease, NULL, &held, &err);
-        settle(p);
+        catch_up(p);
         ev(s, "p%d.%d renews token %" PRId64 ": %s", p->id, p->gen, p->token,
            rc ? ddb_err_name(rc) : held ? "held" : "ended");
     }
@@ -604,6 +623,7 @@ static run_result run_seed(fakedb *db, uint64_t seed, int procs, int steps, bool
     s->trace = trace;
     s->freed_at_ms = -1;
     s->max_dt = 4000;
+    s->main_thread = pthread_self();
     fakedb_reset(db);
     fakedb_error ferr;
     fakedb_create_table(db, "Sim", "pk", "sk", &ferr);
