@@ -721,10 +721,13 @@ static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *
                           .cancel = cancel, .err = err };
     walk w = { .p = p, .ctx = &ctx, .source = source };
     char tried[300] = "";
-    int rc = from_env_keys(&ctx, "environment", out);
+    /* A profile chosen in the options goes before the environment's keys and web
+     * identity, as in botocore and aws-sdk-go-v2 (AWS_PROFILE does not). */
+    bool profile_option = p->profile && *p->profile;
+    int rc = profile_option ? NOT_CONFIGURED : from_env_keys(&ctx, "environment", out);
     if (rc == 0)
         *source = "environment";
-    if (rc == NOT_CONFIGURED) {
+    if (rc == NOT_CONFIGURED && !profile_option) {
         tried_add(tried, sizeof tried, "environment");
         const char *wif = ddb__env("AWS_WEB_IDENTITY_TOKEN_FILE");
         if (wif) {

@@ -6,6 +6,7 @@
 #define FAKE_STS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct fake_sts fake_sts;
