@@ -16,6 +16,7 @@
 
 #include "fake_meta.h"
 #include "fake_sts.h"
+#include "client.h"
 #include "internal.h"
 
 /* 2024-03-01T00:00:00Z */
@@ -662,6 +663,26 @@ START_TEST(endpoint_is_parsed_as_a_url)
 }
 END_TEST
 
+START_TEST(user_agent_names_dynalock)
+{
+    ddb_error err;
+    ddb_client_options o = opts();
+    o.endpoint = "http://127.0.0.1:9";
+    ddb_client *c = ddb_client_new(&o, &err);
+    ck_assert_ptr_nonnull(c);
+    ddb__credentials cred = { .access_key_id = "A", .secret_access_key = "B" };
+    ddb__signed sg;
+    ck_assert_int_eq(ddb__client_sign(c, "GetItem", "{}", 2, &cred, 1700000000, &sg, &err), 0);
+    bool found = false;
+    for (size_t i = 0; i < sg.n_lines; i++)
+        if (strncmp(sg.lines[i], "User-Agent: dynalock/", 21) == 0 && sg.lines[i][21])
+            found = true;
+    ck_assert(found);
+    ddb__signed_cleanup(&sg);
+    ddb_client_free(c);
+}
+END_TEST
+
 static void endpoint_is(const char *service, const char *region, const char *want)
 {
     ddb__config *cfg = ddb__config_load();
@@ -859,6 +880,7 @@ static Suite *providers_suite(void)
     tcase_add_test(tc, region_is_checked_before_any_url);
     tcase_add_test(tc, endpoint_is_parsed_as_a_url);
     tcase_add_test(tc, endpoints_by_partition_fips_dualstack);
+    tcase_add_test(tc, user_agent_names_dynalock);
     tcase_add_test(tc, ca_bundle_and_max_attempts);
     tcase_add_test(tc, no_credentials_lists_the_providers_tried);
     tcase_add_test(tc, first_use_is_logged_once);
