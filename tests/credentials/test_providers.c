@@ -833,6 +833,7 @@ START_TEST(no_secret_in_logs_or_errors)
         /* A refresh that fails is logged (warn) while the old ones still work. */
         fake_sts_set_error(g_sts, "ExpiredTokenException", 400);
         ddb_fake_clock_advance(clock, 6 * 60 * 1000);
+        ddb_error_clear(&err);
         ddb__cred_get(p, &c, NULL, &err);
         ddb__credentials_cleanup(&c);
         size_t l = strlen(g_errors);
