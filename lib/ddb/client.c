@@ -77,7 +77,7 @@ out:
 /* The region, validated (a host label) before it is ever put in a URL. */
 static int resolve_region(ddb_client *c, const ddb_client_options *o, ddb_error *err)
 {
-    return ddb__config_region(o->region, o->profile, &c->region, err);
+    return ddb__config_region(o->region, o->profile, &c->region, NULL, err);
 }
 
 static int resolve_endpoint(ddb_client *c, const ddb_client_options *o, ddb_error *err)

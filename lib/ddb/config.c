@@ -278,21 +278,27 @@ bool ddb__region_valid(const char *r)
 }
 
 int ddb__config_region(const char *opt_region, const char *opt_profile, char **out,
-                       ddb_error *err)
+                       const char **from, ddb_error *err)
 {
     *out = NULL;
+    const char *src = "option";
     const char *r = opt_region && *opt_region ? opt_region : NULL;
-    if (!r)
-        r = ddb__env("AWS_REGION");
-    if (!r)
-        r = ddb__env("AWS_DEFAULT_REGION");
+    if (!r && (r = ddb__env("AWS_REGION")))
+        src = "AWS_REGION";
+    if (!r && (r = ddb__env("AWS_DEFAULT_REGION")))
+        src = "AWS_DEFAULT_REGION";
     ddb__config *cfg = NULL;
     if (!r) {
         cfg = ddb__config_load();
         r = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(opt_profile), "region");
+        src = "profile";
     }
-    if (!r)
+    if (!r) {
         r = "us-east-1";
+        src = "default (no region configured)";
+    }
+    if (from)
+        *from = src;
     int rc = 0;
     if (!ddb__region_valid(r))
         rc = ddb__fail(err, DDB_EINVAL,

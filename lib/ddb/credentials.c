@@ -32,6 +32,7 @@ struct ddb__cred_provider {
     char *imds_endpoint; /* NULL: AWS_EC2_METADATA_SERVICE_ENDPOINT or the default */
     bool imds_disabled;
     char *region;        /* resolved as the client does: for STS, and the log */
+    const char *region_from; /* where the region came from (static text) */
     char *endpoint;      /* the client's DynamoDB endpoint, for the log */
     ddb_log_fn log;
     void *log_arg;
@@ -135,7 +136,7 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
-    if (ddb__config_region(opts->region, opts->profile, &p->region, err) != 0) {
+    if (ddb__config_region(opts->region, opts->profile, &p->region, &p->region_from, err) != 0) {
         ddb__cred_provider_free(p);
         return NULL;
     }
@@ -813,12 +814,13 @@ int ddb__cred_get(ddb__cred_provider *p, ddb__credentials *out, ddb_cancel *canc
                 { "region", p->region ? p->region : "" },
                 { "endpoint", p->endpoint ? p->endpoint : "" },
                 { "expires_wall_ms", exp },
+                { "region_from", p->region_from ? p->region_from : "" },
             };
             if (first && !p->logged) {
                 p->logged = true;
-                plog(p, DDB_LOG_INFO, "credentials resolved", f, 5);
+                plog(p, DDB_LOG_INFO, "credentials resolved", f, 6);
             } else if (!first) {
-                plog(p, DDB_LOG_DEBUG, "credentials refreshed", f, 5);
+                plog(p, DDB_LOG_DEBUG, "credentials refreshed", f, 6);
             }
         } else if (!p->have || now >= p->cur.expires_wall_ms) {
             /* Nothing usable: no credentials yet, or the old ones have expired. */

@@ -97,9 +97,10 @@ bool ddb__config_profile_named(const char *explicit_profile);
 /* botocore's rule: a region is a valid host label. */
 bool ddb__region_valid(const char *region);
 /* The region: option, AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1; checked
- * with ddb__region_valid (DDB_EINVAL). *out malloc'd. */
+ * with ddb__region_valid (DDB_EINVAL). *out malloc'd; *from (may be NULL) says which
+ * (static text). */
 int ddb__config_region(const char *opt_region, const char *opt_profile, char **out,
-                       ddb_error *err);
+                       const char **from, ddb_error *err);
 /* A service's endpoint (service_id as in AWS_ENDPOINT_URL_<ID>: "DynamoDB", "STS",
  * "SSO"): configured URLs first (environment, services section, profile), else the
  * regional endpoint with FIPS / dual-stack and the partition's domain. *out malloc'd. */

@@ -789,6 +789,16 @@ START_TEST(first_use_is_logged_once)
     char *first = strstr(g_log, want);
     ck_assert_msg(first, "%s", g_log);
     ck_assert_ptr_null(strstr(first + strlen(want), "credentials resolved"));
+    ck_assert_ptr_nonnull(strstr(first, "region_from=option"));
+    /* No region anywhere: us-east-1, and the log says it was not configured. */
+    g_log_len = 0;
+    o.region = NULL;
+    p = ddb__cred_provider_new(&o, NULL, NULL);
+    ck_assert_int_eq(ddb__cred_get(p, &c, NULL, NULL), 0);
+    ddb__credentials_cleanup(&c);
+    ddb__cred_provider_free(p);
+    ck_assert_msg(strstr(g_log, "region=us-east-1") &&
+                      strstr(g_log, "region_from=default (no region configured)"), "%s", g_log);
 }
 END_TEST
 
