@@ -888,6 +888,10 @@ static Suite *providers_suite(void)
     tcase_add_test(tc, sso_bad_days);
     tcase_add_test(tc, container_host_must_resolve_to_allowed_addresses);
     tcase_add_test(tc, eks_pod_identity);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("settings");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, region_is_checked_before_any_url);
     tcase_add_test(tc, endpoint_is_parsed_as_a_url);
     tcase_add_test(tc, endpoints_by_partition_fips_dualstack);
