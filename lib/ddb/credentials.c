@@ -96,7 +96,7 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
         bool has = cfg && ddb__config_has(cfg, DDB__SEC_PROFILE, name);
         ddb__config_free(cfg);
         if (!has) {
-            ddb__fail(err, cfg ? DDB_EINVAL : DDB_ENOMEM,
+            ddb__fail(err, cfg ? DDB_ECREDENTIALS : DDB_ENOMEM,
                       "profile '%.100s' not found in the shared config or credentials file", name);
             return NULL;
         }

@@ -193,7 +193,7 @@ START_TEST(shared_files_and_profiles)
     o.profile = "missing";
     ddb_error err;
     ck_assert_ptr_null(ddb__cred_provider_new(&o, NULL, &err));
-    ck_assert_int_eq(err.code, DDB_EINVAL);
+    ck_assert_int_eq(err.code, DDB_ECREDENTIALS);
     ck_assert_ptr_nonnull(strstr(err.message, "profile 'missing' not found"));
 
     char *r = ddb__profile_region(NULL);

@@ -659,6 +659,7 @@ START_TEST(endpoint_is_parsed_as_a_url)
     o.endpoint = NULL;
     setenv("AWS_PROFILE", "typo", 1);
     ck_assert_ptr_null(ddb_client_new(&o, &err));
+    ck_assert_int_eq(err.code, DDB_ECREDENTIALS);
     ck_assert_ptr_nonnull(strstr(err.message, "profile 'typo' not found"));
 }
 END_TEST
