@@ -449,3 +449,17 @@ int ddb__config_max_attempts(const char *opt_profile)
     ddb__config_free(cfg);
     return n;
 }
+
+bool ddb__config_retry_adaptive(const char *opt_profile)
+{
+    const char *v = ddb__env("AWS_RETRY_MODE");
+    ddb__config *cfg = NULL;
+    if (!v) {
+        cfg = ddb__config_load();
+        v = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(opt_profile),
+                            "retry_mode");
+    }
+    bool adaptive = v && strcasecmp(v, "adaptive") == 0;
+    ddb__config_free(cfg);
+    return adaptive;
+}

@@ -112,6 +112,8 @@ const char *ddb__partition_name(const char *region);
 char *ddb__config_ca_bundle(const char *opt_profile);
 /* AWS_MAX_ATTEMPTS, else the profile's max_attempts; 0 when neither (or invalid). */
 int ddb__config_max_attempts(const char *opt_profile);
+/* AWS_RETRY_MODE, else the profile's retry_mode: true for "adaptive". */
+bool ddb__config_retry_adaptive(const char *opt_profile);
 
 /* ---- credential providers (cred_*.c), walked by the chain in credentials.c. Each
  * returns 0 with out filled, or a DDB_E* code with ctx->err's message naming the
@@ -202,6 +204,22 @@ void ddb__retry_refund(ddb__retry_state *s, int cost);
 int ddb__retry_quota_left(ddb__retry_state *s);
 /* Tests: replaces the random source, a function returning a value in [0, 1). */
 void ddb__retry_set_random(ddb__retry_state *s, double (*rand_fn)(void *arg), void *arg);
+
+/* ---- adaptive retry mode and clock skew (ratelimit.c), for the request path. Before
+ * each attempt: wait ddb__rate_limiter_acquire's ms on the client's clock; after each
+ * answer: ddb__rate_limiter_update (throttled = ddb__retry_is_throttling). The bucket
+ * limits only after a first throttle. Any thread. */
+typedef struct ddb__rate_limiter ddb__rate_limiter;
+ddb__rate_limiter *ddb__rate_limiter_new(void);
+void ddb__rate_limiter_free(ddb__rate_limiter *r);
+int64_t ddb__rate_limiter_acquire(ddb__rate_limiter *r, int64_t now_mono_ns);
+void ddb__rate_limiter_update(ddb__rate_limiter *r, bool throttled, int64_t now_mono_ns);
+/* The bucket's fill rate (requests per second), 0 while it does not limit. */
+double ddb__rate_limiter_fill_rate(ddb__rate_limiter *r);
+/* A Date header (IMF-fixdate) in ms since the epoch; 0 when unparsable. */
+int64_t ddb__parse_http_date_ms(const char *s);
+/* An error type the SDKs correct the clock skew for and retry. */
+bool ddb__is_clock_skew_error(const char *aws_type);
 
 /* ---- logging, telemetry (log.c, telemetry.c) */
 DDB_API bool ddb__client_log_enabled(ddb_client *c, int level);
