@@ -736,10 +736,13 @@ static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *
                               ddb__env("AWS_ROLE_ARN"), ddb__env("AWS_ROLE_SESSION_NAME"), out);
             if (rc == 0)
                 *source = "web-identity";
+        } else {
+            tried_add(tried, sizeof tried, "web identity");
         }
     }
+    if (rc == NOT_CONFIGURED && ddb_cancel_is_set(cancel))
+        rc = ddb__fail(err, DDB_ECANCELED, "cancelled while fetching credentials");
     if (rc == NOT_CONFIGURED) {
-        tried_add(tried, sizeof tried, "web identity");
         rc = from_profile(&w, profile, out);
         if (rc == NOT_CONFIGURED) {
             char what[100];
@@ -754,6 +757,8 @@ static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *
         else if (rc == NOT_CONFIGURED)
             tried_add(tried, sizeof tried, "container endpoint");
     }
+    if (rc == NOT_CONFIGURED && ddb_cancel_is_set(cancel))
+        rc = ddb__fail(err, DDB_ECANCELED, "cancelled while fetching credentials");
     if (rc == NOT_CONFIGURED) {
         if (imds_disabled(p)) {
             tried_add(tried, sizeof tried, "instance metadata (disabled)");
