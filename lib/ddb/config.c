@@ -410,6 +410,8 @@ int ddb__config_endpoint(const ddb__config *cfg, const char *profile, const char
                                strcmp(host, "dynamodb") == 0);
     if (strcmp(host, "sso") == 0) /* the IAM Identity Center portal */
         snprintf(host, sizeof host, "portal.sso");
+    else if (strcmp(host, "sso oidc") == 0)
+        snprintf(host, sizeof host, "oidc");
     if (asprintf(out, "https://%s%s.%s.%s", host, fips_name ? "-fips" : "", region, suffix) < 0) {
         *out = NULL;
         return ddb__fail(err, DDB_ENOMEM, "out of memory");

@@ -1,15 +1,19 @@
 /* cred_sso.c: IAM Identity Center (SSO) profiles. The access token is the one `aws sso
  * login` cached under ~/.aws/sso/cache/<sha1>.json (of the sso_session name, or of the
- * legacy sso_start_url); with it the portal's GetRoleCredentials gives role credentials. */
+ * legacy sso_start_url); with it the portal's GetRoleCredentials gives role credentials.
+ * For an sso_session the token is refreshed (SSO-OIDC CreateToken) near its expiry. */
 #include "internal.h"
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MAX_CACHE_BYTES (64 * 1024)
 
@@ -40,8 +44,99 @@ static const char *jstr(json_object *o, const char *key)
     return json_object_get_string(v);
 }
 
-/* The cached access token (malloc'd) for cache_key, checked against the clock. */
-static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *cache_key,
+/* Writes o to path through a temporary file and a rename, mode 0600. */
+static bool write_cache(const char *path, json_object *o)
+{
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return false;
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    size_t n = strlen(text);
+    bool ok = write(fd, text, n) == (ssize_t)n;
+    ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, path) != 0)
+        ok = false;
+    if (!ok)
+        unlink(tmp);
+    return ok;
+}
+
+/* SSO-OIDC CreateToken with the refresh token: a new access token in the cache (o and
+ * the file). 0, or an error (the caller decides whether it matters). */
+static int refresh_token(const ddb__cred_ctx *ctx, const char *what, const char *profile,
+                         const char *sso_region, const char *path, json_object *o)
+{
+    const char *cid = jstr(o, "clientId"), *csec = jstr(o, "clientSecret"),
+               *rt = jstr(o, "refreshToken"), *reg = jstr(o, "registrationExpiresAt");
+    int64_t now = ddb_clock_wall_ms(ctx->clock);
+    if (!cid || !csec || !rt)
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: the cached token cannot be refreshed "
+                         "(no refresh token)", what);
+    if (reg && ddb__parse_iso8601_ms(reg) <= now)
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: the SSO client registration has "
+                         "expired", what);
+    char *base = NULL, *url = NULL, *body = NULL;
+    json_object *req = json_object_new_object();
+    int rc = ddb__config_endpoint(ctx->cfg, profile, "SSO OIDC", sso_region, &base, ctx->err);
+    if (rc != 0)
+        goto out;
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        base[--bl] = '\0';
+    if (!req || asprintf(&url, "%s/token", base) < 0) {
+        url = NULL;
+        rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+        goto out;
+    }
+    json_object_object_add(req, "grantType", json_object_new_string("refresh_token"));
+    json_object_object_add(req, "clientId", json_object_new_string(cid));
+    json_object_object_add(req, "clientSecret", json_object_new_string(csec));
+    json_object_object_add(req, "refreshToken", json_object_new_string(rt));
+    const char *hdrs[] = { "Content-Type: application/json", "Accept: application/json",
+                           "Expect:" };
+    ddb__cred_http_req hr = { .method = "POST", .url = url, .headers = hdrs, .n_headers = 3,
+                              .body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN) };
+    char terr[CURL_ERROR_SIZE];
+    long status = ddb__cred_http(ctx, &hr, &body, terr, sizeof terr);
+    json_object *a = status == 200 && body ? json_tokener_parse(body) : NULL;
+    const char *at = jstr(a, "accessToken"), *nrt = jstr(a, "refreshToken");
+    json_object *ein = NULL;
+    if (a)
+        json_object_object_get_ex(a, "expiresIn", &ein);
+    int64_t expires_in = ein && json_object_is_type(ein, json_type_int) ? json_object_get_int64(ein) : 0;
+    if (status == 0) {
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: refreshing the SSO token got no answer: "
+                       "%s", what, terr);
+    } else if (!at || !*at || expires_in <= 0) {
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: refreshing the SSO token failed (HTTP "
+                       "%ld)", what, status);
+    } else {
+        char exp[32];
+        time_t t = (time_t)(now / 1000 + expires_in);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(exp, sizeof exp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        json_object_object_add(o, "accessToken", json_object_new_string(at));
+        json_object_object_add(o, "expiresAt", json_object_new_string(exp));
+        if (nrt)
+            json_object_object_add(o, "refreshToken", json_object_new_string(nrt));
+        write_cache(path, o); /* best effort: the new token is used either way */
+    }
+    json_object_put(a);
+out:
+    json_object_put(req);
+    free_secret(body);
+    free(url);
+    free(base);
+    return rc;
+}
+
+/* The cached access token (malloc'd) for cache_key, checked against the clock; for an
+ * sso_session, refreshed within 5 minutes of its expiry as the SDKs do. */
+static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *profile,
+                        const char *cache_key, bool can_refresh, const char *sso_region,
                         char **token)
 {
     *token = NULL;
@@ -62,16 +157,38 @@ static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *
     free_secret(text);
     const char *at = jstr(o, "accessToken"), *exp = jstr(o, "expiresAt");
     int64_t exp_ms = exp ? ddb__parse_iso8601_ms(exp) : 0;
+    int64_t now = ddb_clock_wall_ms(ctx->clock);
     int rc = 0;
-    if (!at || !*at || exp_ms == 0)
+    if (!at || !*at || exp_ms == 0) {
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
                        "%s: the cached SSO token %.200s is malformed (accessToken, expiresAt)",
                        what, path);
-    else if (ddb_clock_wall_ms(ctx->clock) >= exp_ms)
+        goto out;
+    }
+    if (can_refresh && now >= exp_ms - 5 * 60 * 1000) {
+        ddb_error rerr;
+        ddb_error_clear(&rerr);
+        ddb__cred_ctx rctx = *ctx;
+        rctx.err = &rerr;
+        if (refresh_token(&rctx, what, profile, sso_region, path, o) == 0) {
+            at = jstr(o, "accessToken");
+            exp = jstr(o, "expiresAt");
+            exp_ms = ddb__parse_iso8601_ms(exp);
+        } else if (now >= exp_ms) {
+            size_t wl = strlen(what);
+            const char *why = strncmp(rerr.message, what, wl) == 0 && rerr.message[wl] == ':'
+                                  ? rerr.message + wl + 2 : rerr.message;
+            rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: the SSO session has expired (at "
+                           "%.40s) and %.200s; run 'aws sso login'", what, exp, why);
+            goto out;
+        }
+    }
+    if (now >= exp_ms)
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
                        "%s: the SSO session has expired (at %.40s); run 'aws sso login'", what, exp);
     else if (!(*token = strdup(at)))
         rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+out:
     json_object_put(o);
     return rc;
 }
@@ -103,7 +220,8 @@ int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credential
         return ddb__fail(ctx->err, DDB_EINVAL, "%s: sso_region '%.64s' is not a valid region",
                          what, sso_region);
     char *token = NULL;
-    int rc = cached_token(ctx, what, session ? session : start_url, &token);
+    int rc = cached_token(ctx, what, profile, session ? session : start_url, session != NULL,
+                          sso_region, &token);
     if (rc != 0)
         return rc;
     char *base = NULL, *url = NULL, *hdr = NULL, *body = NULL;

@@ -24,6 +24,7 @@ struct fake_sts {
     int error_status;
     char web_token[512];
     char sso_token[256];
+    char refresh_token[256];
     char keys[MAX_KEYS][2][128];
     int n_keys;
     char last_body[4096];
@@ -225,6 +226,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     pthread_mutex_lock(&s->mu);
     if (strcmp(method, "POST") == 0 && strcmp(url, "/") == 0) {
         status = handle_sts(s, conn, cs->body, out, sizeof out);
+    } else if (strcmp(method, "POST") == 0 && strcmp(url, "/token") == 0) {
+        ctype = "application/json";
+        char want[300];
+        snprintf(want, sizeof want, "\"refreshToken\":\"%s\"", s->refresh_token);
+        if (!s->refresh_token[0] || !strstr(cs->body, want) ||
+            !strstr(cs->body, "\"grantType\":\"refresh_token\"")) {
+            s->counts.refused++;
+            status = 400;
+            snprintf(out, sizeof out, "{\"error\":\"invalid_grant\"}");
+        } else {
+            int n = ++s->counts.oidc;
+            snprintf(s->sso_token, sizeof s->sso_token, "sso-refreshed-%d", n);
+            snprintf(out, sizeof out, "{\"accessToken\":\"%s\",\"expiresIn\":3600,"
+                     "\"tokenType\":\"Bearer\",\"refreshToken\":\"%s\"}", s->sso_token,
+                     s->refresh_token);
+            status = 200;
+        }
     } else if (strcmp(method, "GET") == 0 && strcmp(url, "/federation/credentials") == 0) {
         status = handle_sso(s, conn, out, sizeof out);
         ctype = "application/json";
@@ -336,5 +354,12 @@ void fake_sts_last(fake_sts *s, const char *field, char *out, size_t n)
         snprintf(out, n, "%s", s->last_role);
     else
         form_field(s->last_body, field, out, n);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void fake_sts_set_refresh_token(fake_sts *s, const char *token)
+{
+    pthread_mutex_lock(&s->mu);
+    snprintf(s->refresh_token, sizeof s->refresh_token, "%s", token ? token : "");
     pthread_mutex_unlock(&s->mu);
 }

@@ -25,10 +25,16 @@ void fake_sts_add_key(fake_sts *s, const char *akid, const char *secret);
 /* The SSO bearer token the portal accepts. */
 void fake_sts_set_sso_token(fake_sts *s, const char *token);
 
+/* The refresh token SSO-OIDC's CreateToken accepts (POST /token); it answers with a new
+ * access token "sso-refreshed-N" valid for an hour, and makes that the one the portal
+ * accepts. */
+void fake_sts_set_refresh_token(fake_sts *s, const char *token);
+
 typedef struct fake_sts_counts {
     int web_identity;  /* AssumeRoleWithWebIdentity answered with credentials */
     int assume_role;   /* AssumeRole answered with credentials */
     int sso;           /* GetRoleCredentials answered with credentials */
+    int oidc;          /* CreateToken refreshes answered */
     int refused;       /* calls refused (bad token, bad signature, set error) */
 } fake_sts_counts;
 fake_sts_counts fake_sts_counts_get(fake_sts *s);

@@ -35,7 +35,7 @@ static const char *const k_env[] = {
     "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS",
     "AWS_ENDPOINT_URL_SSO", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_USE_FIPS_ENDPOINT",
     "AWS_USE_DUALSTACK_ENDPOINT", "AWS_CA_BUNDLE", "AWS_MAX_ATTEMPTS",
-    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", NULL,
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_ENDPOINT_URL_SSO_OIDC", NULL,
 };
 
 /* ---- a log sink that keeps every line */
@@ -102,6 +102,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(g_meta);
     setenv("AWS_ENDPOINT_URL_STS", fake_sts_url(g_sts), 1);
     setenv("AWS_ENDPOINT_URL_SSO", fake_sts_url(g_sts), 1);
+    setenv("AWS_ENDPOINT_URL_SSO_OIDC", fake_sts_url(g_sts), 1);
     g_log_len = 0;
     g_log[0] = '\0';
     ddb__cred_set_process_timeout_ms(0);
@@ -523,6 +524,48 @@ START_TEST(sso_refreshes_on_the_clock)
 }
 END_TEST
 
+START_TEST(sso_token_refreshed_near_its_expiry)
+{
+    ddb_clock *clock = ddb_fake_clock_new(T0_MS);
+    write_file(".aws/config",
+               "[default]\nsso_session = my-sso\nsso_account_id = 1\nsso_role_name = r\n"
+               "[sso-session my-sso]\nsso_region = us-east-1\nsso_start_url = https://x\n");
+    /* Two minutes left on the access token, and a refresh token. */
+    write_file(SSO_SESSION_FILE, "{\"accessToken\":\"old\",\"expiresAt\":\"2024-03-01T00:02:00Z\","
+                                 "\"clientId\":\"cid\",\"clientSecret\":\"csecret\","
+                                 "\"refreshToken\":\"rt-1\",\"registrationExpiresAt\":"
+                                 "\"2099-01-01T00:00:00Z\"}");
+    fake_sts_set_refresh_token(g_sts, "rt-1");
+    ddb_client_options o = opts();
+    ddb_error err;
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__credentials c;
+    ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s", err.message);
+    ck_assert_str_eq(c.access_key_id, "SSOAKID1");
+    ddb__credentials_cleanup(&c);
+    ck_assert_int_eq(fake_sts_counts_get(g_sts).oidc, 1);
+    /* The new token went back into the cache, with its expiry on the client's clock. */
+    char *text = ddb__read_small_file(home_path(SSO_SESSION_FILE), 65536);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "sso-refreshed-1") && strstr(text, "2024-03-01T01:00:00Z"), "%s",
+                  text);
+    free(text);
+    ddb__cred_provider_free(p);
+    /* An expired token whose refresh is refused: the error says both. */
+    write_file(SSO_SESSION_FILE, "{\"accessToken\":\"old\",\"expiresAt\":\"2020-01-01T00:00:00Z\","
+                                 "\"clientId\":\"cid\",\"clientSecret\":\"csecret\","
+                                 "\"refreshToken\":\"rt-revoked\"}");
+    p = ddb__cred_provider_new(&o, clock, &err);
+    ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
+    ck_assert_msg(strstr(err.message, "has expired") &&
+                      strstr(err.message, "refreshing the SSO token failed (HTTP 400)"),
+                  "%s", err.message);
+    ck_assert_ptr_null(strstr(err.message, "csecret"));
+    ddb__cred_provider_free(p);
+    ddb_clock_unref(clock);
+}
+END_TEST
+
 START_TEST(sso_bad_days)
 {
     write_file(".aws/config",
@@ -886,6 +929,7 @@ static Suite *providers_suite(void)
     tcase_add_test(tc, credential_process_bad_days);
     tcase_add_test(tc, sso_session_and_legacy);
     tcase_add_test(tc, sso_refreshes_on_the_clock);
+    tcase_add_test(tc, sso_token_refreshed_near_its_expiry);
     tcase_add_test(tc, sso_bad_days);
     tcase_add_test(tc, container_host_must_resolve_to_allowed_addresses);
     tcase_add_test(tc, eks_pod_identity);
