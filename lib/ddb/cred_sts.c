@@ -8,11 +8,20 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sigv4.h"
 
 #define MAX_TOKEN_BYTES (16 * 1024)
+
+static void free_secret(char *s)
+{
+    if (s) {
+        memset(s, 0, strlen(s));
+        free(s);
+    }
+}
 
 /* Reads an STS answer: credentials on 200, else the error's code and message. */
 static int read_answer(const ddb__cred_ctx *ctx, const char *what, const char *action,
@@ -68,6 +77,49 @@ static int read_answer(const ddb__cred_ctx *ctx, const char *what, const char *a
     return rc;
 }
 
+/* Whether an STS failure is worth another try: no answer (unless cancelled), a 5xx, or
+ * throttling / an identity provider that did not answer, as the SDKs retry them. */
+static bool transient(const ddb__cred_ctx *ctx, long status, const char *body)
+{
+    if (status == 0)
+        return !ddb_cancel_is_set(ctx->cancel);
+    if (status >= 500)
+        return true;
+    char *code = status == 200 ? NULL : ddb__xml_text(body, "Error", "Code");
+    bool t = code && (strcmp(code, "Throttling") == 0 || strcmp(code, "ThrottlingException") == 0 ||
+                      strcmp(code, "RequestLimitExceeded") == 0 ||
+                      strcmp(code, "IDPCommunicationError") == 0);
+    free(code);
+    return t;
+}
+
+#define STS_ATTEMPTS 3
+#define STS_BASE_DELAY_MS 100
+
+/* One STS call with up to STS_ATTEMPTS attempts, waiting between them (full jitter on
+ * the client's clock, so a cancel ends the wait). */
+static int sts_call(const ddb__cred_ctx *ctx, const char *what, const char *action,
+                    const ddb__cred_http_req *req, ddb__credentials *out)
+{
+    unsigned seed = (unsigned)ddb_clock_mono_ns(ctx->clock) ^ (unsigned)(uintptr_t)req;
+    for (int attempt = 1;; attempt++) {
+        char *body = NULL, terr[CURL_ERROR_SIZE];
+        long status = ddb__cred_http(ctx, req, &body, terr, sizeof terr);
+        if (attempt < STS_ATTEMPTS && transient(ctx, status, body)) {
+            free_secret(body);
+            int64_t cap_ms = (int64_t)STS_BASE_DELAY_MS << attempt;
+            int64_t delay_ms = (int64_t)(rand_r(&seed) % (unsigned)cap_ms);
+            int64_t deadline = ddb_clock_mono_ns(ctx->clock) + delay_ms * 1000000;
+            if (ddb__clock_wait_until(ctx->clock, deadline, ctx->cancel) == DDB_ECANCELED)
+                return ddb__fail(ctx->err, DDB_ECANCELED, "%s: cancelled while calling STS", what);
+            continue;
+        }
+        int rc = read_answer(ctx, what, action, status, body, terr, out);
+        free_secret(body);
+        return rc;
+    }
+}
+
 static bool add_common(char **form, const char *action, const ddb__assume_role *a)
 {
     bool ok = ddb__form_add(form, "Action", action) &&
@@ -82,14 +134,6 @@ static bool add_common(char **form, const char *action, const ddb__assume_role *
     if (ok && a->external_id)
         ok = ddb__form_add(form, "ExternalId", a->external_id);
     return ok;
-}
-
-static void free_secret(char *s)
-{
-    if (s) {
-        memset(s, 0, strlen(s));
-        free(s);
-    }
 }
 
 int ddb__sts_web_identity(const ddb__cred_ctx *ctx, const char *what,
@@ -129,10 +173,7 @@ int ddb__sts_web_identity(const ddb__cred_ctx *ctx, const char *what,
                            "Accept: text/xml", "Expect:" };
     ddb__cred_http_req req = { .method = "POST", .url = url, .headers = hdrs, .n_headers = 3,
                                .body = form };
-    char *body = NULL, terr[CURL_ERROR_SIZE];
-    long status = ddb__cred_http(ctx, &req, &body, terr, sizeof terr);
-    rc = read_answer(ctx, what, "AssumeRoleWithWebIdentity", status, body, terr, out);
-    free_secret(body);
+    rc = sts_call(ctx, what, "AssumeRoleWithWebIdentity", &req, out);
     free_secret(form);
     free(url);
     return rc;
@@ -213,10 +254,7 @@ int ddb__sts_assume_role(const ddb__cred_ctx *ctx, const char *what, const ddb__
                            "Accept: text/xml", "Expect:", date_l, auth_l, tok_l };
     ddb__cred_http_req req = { .method = "POST", .url = url, .headers = hdrs,
                                .n_headers = src->session_token ? 6 : 5, .body = form };
-    char *body = NULL, terr[CURL_ERROR_SIZE];
-    long status = ddb__cred_http(ctx, &req, &body, terr, sizeof terr);
-    rc = read_answer(ctx, what, "AssumeRole", status, body, terr, out);
-    free_secret(body);
+    rc = sts_call(ctx, what, "AssumeRole", &req, out);
 out:
     if (hdr_buf) {
         size_t n = strlen(hdr_buf);

@@ -22,6 +22,8 @@ struct fake_sts {
     int64_t expiration_ms;
     char error_code[64];
     int error_status;
+    char next_code[64];
+    int next_status, next_n;
     char web_token[512];
     char sso_token[256];
     char refresh_token[256];
@@ -121,6 +123,12 @@ static unsigned handle_sts(fake_sts *s, struct MHD_Connection *conn, const char 
     char action[64], field[600];
     form_field(body, "Action", action, sizeof action);
     snprintf(s->last_body, sizeof s->last_body, "%s", body);
+    if (s->next_n > 0) {
+        s->next_n--;
+        s->counts.refused++;
+        sts_error(s, s->next_code, "the fake STS was told to fail this call", out, n);
+        return (unsigned)s->next_status;
+    }
     if (s->error_code[0]) {
         s->counts.refused++;
         sts_error(s, s->error_code, "the fake STS was told to fail", out, n);
@@ -361,5 +369,14 @@ void fake_sts_set_refresh_token(fake_sts *s, const char *token)
 {
     pthread_mutex_lock(&s->mu);
     snprintf(s->refresh_token, sizeof s->refresh_token, "%s", token ? token : "");
+    pthread_mutex_unlock(&s->mu);
+}
+
+void fake_sts_fail_next(fake_sts *s, const char *code, int status, int n)
+{
+    pthread_mutex_lock(&s->mu);
+    snprintf(s->next_code, sizeof s->next_code, "%s", code);
+    s->next_status = status;
+    s->next_n = n;
     pthread_mutex_unlock(&s->mu);
 }

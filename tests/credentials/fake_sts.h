@@ -18,6 +18,8 @@ const char *fake_sts_url(const fake_sts *s); /* "http://127.0.0.1:PORT" */
 void fake_sts_set_expiration(fake_sts *s, int64_t wall_ms);
 /* When code is not NULL, STS answers every call with this error and status. */
 void fake_sts_set_error(fake_sts *s, const char *code, int status);
+/* STS answers the next n calls with this error and status, then as before. */
+void fake_sts_fail_next(fake_sts *s, const char *code, int status, int n);
 /* The web identity token STS accepts (NULL: any). */
 void fake_sts_set_web_token(fake_sts *s, const char *token);
 /* A key AssumeRole calls may be signed with (the fake verifies the signature). */

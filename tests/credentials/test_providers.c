@@ -254,6 +254,27 @@ START_TEST(web_identity_bad_days)
 }
 END_TEST
 
+START_TEST(sts_transient_errors_are_retried)
+{
+    write_file("token", "tok");
+    setenv("AWS_WEB_IDENTITY_TOKEN_FILE", home_path("token"), 1);
+    setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/r", 1);
+    ddb_client_options o = opts();
+    /* The identity provider did not answer STS twice: the third attempt succeeds. */
+    fake_sts_fail_next(g_sts, "IDPCommunicationError", 400, 2);
+    expect(&o, "WEBAKID1", NULL, "web-identity");
+    ck_assert_int_eq(fake_sts_counts_get(g_sts).refused, 2);
+    /* Throttled three times: the attempts run out and the error is STS's. */
+    fake_sts_fail_next(g_sts, "Throttling", 400, 3);
+    expect_error(&o, DDB_ECREDENTIALS, "Throttling");
+    ck_assert_int_eq(fake_sts_counts_get(g_sts).refused, 5);
+    /* A refused token is not retried. */
+    fake_sts_fail_next(g_sts, "InvalidIdentityToken", 400, 3);
+    expect_error(&o, DDB_ECREDENTIALS, "InvalidIdentityToken");
+    ck_assert_int_eq(fake_sts_counts_get(g_sts).refused, 6);
+}
+END_TEST
+
 START_TEST(web_identity_refreshes_on_the_clock)
 {
     ddb_clock *clock = ddb_fake_clock_new(T0_MS);
@@ -922,6 +943,7 @@ static Suite *providers_suite(void)
     tcase_add_test(tc, web_identity_from_profile);
     tcase_add_test(tc, web_identity_bad_days);
     tcase_add_test(tc, web_identity_refreshes_on_the_clock);
+    tcase_add_test(tc, sts_transient_errors_are_retried);
     tcase_add_test(tc, assume_role_with_source_profile);
     tcase_add_test(tc, assume_role_chain_and_credential_source);
     tcase_add_test(tc, assume_role_bad_days);
