@@ -10,110 +10,89 @@
 #include <strings.h>
 #include <time.h>
 
+#include <curl/curl.h>
+
 #include "sigv4.h"
 
-static const char *env_nonempty(const char *name)
-{
-    const char *v = getenv(name);
-    return (v && *v) ? v : NULL;
-}
+#ifndef DDB_VERSION_STRING
+#define DDB_VERSION_STRING "0"
+#endif
 
-/* Splits an endpoint URL into the pieces the client signs and reports. */
+/* Splits an endpoint URL (libcurl's parser) into the pieces the client signs and
+ * reports. http(s) only, no user info, no query or fragment; IPv6 literals in brackets. */
 static int parse_endpoint(ddb_client *c, ddb_error *err)
 {
     const char *e = c->endpoint;
-    const char *sep = strstr(e, "://");
-    if (!sep)
-        return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' is not an http(s) URL", e);
-    size_t scheme_len = (size_t)(sep - e);
-    bool https;
-    if (scheme_len == 5 && strncasecmp(e, "https", 5) == 0)
-        https = true;
-    else if (scheme_len == 4 && strncasecmp(e, "http", 4) == 0)
-        https = false;
-    else
-        return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' is not an http(s) URL", e);
-    const char *auth = sep + 3;
-    const char *auth_end = auth + strcspn(auth, "/?#");
-    const char *at = memchr(auth, '@', (size_t)(auth_end - auth));
-    if (at)
-        auth = at + 1;
-    if (auth == auth_end)
-        return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has no host", e);
-    c->host_header = strndup(auth, (size_t)(auth_end - auth));
-    const char *host = auth, *host_end;
-    const char *port_s = NULL;
-    if (*auth == '[') {
-        host_end = memchr(auth, ']', (size_t)(auth_end - auth));
-        if (!host_end)
-            return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has a bad host", e);
-        host = auth + 1;
-        if (host_end + 1 < auth_end && host_end[1] == ':')
-            port_s = host_end + 2;
-    } else {
-        host_end = memchr(auth, ':', (size_t)(auth_end - auth));
-        if (host_end)
-            port_s = host_end + 1;
-        else
-            host_end = auth_end;
-    }
-    c->server_address = strndup(host, (size_t)(host_end - host));
-    c->server_port = https ? 443 : 80;
-    if (port_s) {
-        char *end;
-        long p = strtol(port_s, &end, 10);
-        if (end != auth_end || p <= 0 || p > 65535)
-            return ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has a bad port", e);
-        c->server_port = (int)p;
-    }
-    const char *path = auth_end;
-    size_t path_len = strcspn(path, "?#");
-    if (path_len == 0) {
-        c->path = strdup("/");
-        size_t n = strlen(e);
-        c->url = malloc(n + 2);
-        if (c->url)
-            snprintf(c->url, n + 2, "%s/", e);
-    } else {
-        c->path = strndup(path, path_len);
-        c->url = strdup(e);
-    }
-    if (!c->host_header || !c->server_address || !c->path || !c->url)
+    CURLU *u = curl_url();
+    if (!u)
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    return 0;
+    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *extra = NULL;
+    int rc = 0;
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, e, 0);
+    if (uc != CURLUE_OK || curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)) {
+        rc = ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' is not an http(s) URL%s%s", e,
+                       uc != CURLUE_OK ? ": " : "", uc != CURLUE_OK ? curl_url_strerror(uc) : "");
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_USER, &extra, 0) == CURLUE_OK) {
+        rc = ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has user info; not allowed", e);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_QUERY, &extra, 0) == CURLUE_OK ||
+        curl_url_get(u, CURLUPART_FRAGMENT, &extra, 0) == CURLUE_OK) {
+        rc = ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has a query or fragment; not "
+                                        "allowed", e);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host) {
+        rc = ddb__fail(err, DDB_EINVAL, "the endpoint '%.200s' has no host", e);
+        goto out;
+    }
+    curl_url_get(u, CURLUPART_PORT, &port, 0); /* only when given */
+    curl_url_get(u, CURLUPART_PATH, &path, 0);
+    bool https = strcasecmp(scheme, "https") == 0;
+    c->server_port = port ? atoi(port) : https ? 443 : 80;
+    if (port ? asprintf(&c->host_header, "%s:%s", host, port) < 0
+             : !(c->host_header = strdup(host)))
+        c->host_header = NULL;
+    size_t hl = strlen(host);
+    c->server_address = host[0] == '[' ? strndup(host + 1, hl - 2) : strdup(host);
+    c->path = strdup(path && *path ? path : "/");
+    if (c->host_header && c->path &&
+        asprintf(&c->url, "%s://%s%s", https ? "https" : "http", c->host_header, c->path) < 0)
+        c->url = NULL;
+    if (!c->host_header || !c->server_address || !c->path || !c->url)
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(extra);
+    curl_url_cleanup(u);
+    return rc;
 }
 
-static char *resolve_region(const ddb_client_options *o)
+/* The region, validated (a host label) before it is ever put in a URL. */
+static int resolve_region(ddb_client *c, const ddb_client_options *o, ddb_error *err)
 {
-    if (o->region && *o->region)
-        return strdup(o->region);
-    const char *r = env_nonempty("AWS_REGION");
-    if (!r)
-        r = env_nonempty("AWS_DEFAULT_REGION");
-    if (r)
-        return strdup(r);
-    const char *profile = o->profile && *o->profile ? o->profile : env_nonempty("AWS_PROFILE");
-    char *from_profile = ddb__profile_region(profile ? profile : "default");
-    if (from_profile)
-        return from_profile;
-    return strdup("us-east-1");
+    return ddb__config_region(o->region, o->profile, &c->region, NULL, err);
 }
 
-static char *resolve_endpoint(const ddb_client_options *o, const char *region)
+static int resolve_endpoint(ddb_client *c, const ddb_client_options *o, ddb_error *err)
 {
-    if (o->endpoint && *o->endpoint)
-        return strdup(o->endpoint);
-    const char *e = env_nonempty("AWS_ENDPOINT_URL_DYNAMODB");
-    if (!e)
-        e = env_nonempty("AWS_ENDPOINT_URL");
-    if (e)
-        return strdup(e);
-    bool china = strncmp(region, "cn-", 3) == 0;
-    size_t n = strlen(region) + 48;
-    char *url = malloc(n);
-    if (url)
-        snprintf(url, n, "https://dynamodb.%s.amazonaws.com%s", region, china ? ".cn" : "");
-    return url;
+    if (o->endpoint && *o->endpoint) {
+        c->endpoint = strdup(o->endpoint);
+        return c->endpoint ? 0 : ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    ddb__config *cfg = ddb__config_load();
+    if (!cfg)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    int rc = ddb__config_endpoint(cfg, ddb__config_profile_name(o->profile), "DynamoDB",
+                                  c->region, &c->endpoint, err);
+    ddb__config_free(cfg);
+    return rc;
 }
 
 ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
@@ -150,13 +129,8 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
     c->max_backoff_ms = o->retry.max_backoff_ms ? o->retry.max_backoff_ms : 20000;
 
     int rc = 0;
-    c->region = resolve_region(o);
-    c->endpoint = c->region ? resolve_endpoint(o, c->region) : NULL;
-    if (!c->region || !c->endpoint) {
-        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = parse_endpoint(c, err)) != 0)
+    if ((rc = resolve_region(c, o, err)) != 0 || (rc = resolve_endpoint(c, o, err)) != 0 ||
+        (rc = parse_endpoint(c, err)) != 0)
         goto fail;
     c->creds = ddb__cred_provider_new(o, c->clock, err);
     if (!c->creds) {
@@ -173,8 +147,10 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         .connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 3000,
         .request_timeout_ms = o->request_timeout_ms ? o->request_timeout_ms : 30000,
         .max_connections = o->max_connections ? o->max_connections : 32,
+        .ca_bundle = ddb__config_ca_bundle(o->profile),
     };
     c->http = ddb__http_new(&ho, err);
+    free(ho.ca_bundle);
     if (!c->http) {
         rc = -1;
         goto fail;
@@ -466,6 +442,7 @@ int ddb__client_sign(ddb_client *c, const char *op, const char *body, size_t len
     out->lines[n++] = put_line(&p, "Authorization: ", 15, sig.authorization, auth_l);
     if (cred->session_token)
         out->lines[n++] = put_line(&p, "X-Amz-Security-Token: ", 22, cred->session_token, tok_l);
+    out->lines[n++] = "User-Agent: dynalock/" DDB_VERSION_STRING;
     out->lines[n++] = "Expect:";
     out->lines[n++] = "Accept:";
     out->n_lines = n;

@@ -20,6 +20,7 @@ typedef struct ddb__http_options {
     int64_t connect_timeout_ms;
     int64_t request_timeout_ms;
     int max_connections;
+    char *ca_bundle;   /* AWS_CA_BUNDLE / ca_bundle: CURLOPT_CAINFO, or NULL; copy it */
 } ddb__http_options;
 
 typedef struct ddb__http_response {
@@ -114,7 +115,7 @@ void ddb__text_free(ddb__text *t);
 /* ---- signing (client.c): the header lines of one signed attempt. Lines point into
  * `inline_buf` (or `heap` when a long session token does not fit). */
 typedef struct ddb__signed {
-    const char *lines[10];
+    const char *lines[12];
     size_t n_lines;
     char *heap;
     char inline_buf[768];

@@ -1,23 +1,28 @@
-/* credentials.c: the standard AWS credentials chain (explicit, environment, shared
- * files with a profile, container endpoint, IMDSv2), resolved lazily, cached, and
- * refreshed before credentials that expire do so. One refresh at a time per provider. */
+/* credentials.c: the AWS credentials chain in the SDKs' order (explicit, environment,
+ * web identity, the profile, container endpoint, IMDSv2), resolved lazily, cached, and
+ * refreshed before credentials that expire do so. One refresh at a time per provider.
+ * A provider that is configured and fails ends the chain with its error. */
 #include "internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <json-c/json.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define REFRESH_BEFORE_MS (5 * 60 * 1000)
-#define HTTP_CONNECT_TIMEOUT_MS 1000
-#define HTTP_TIMEOUT_MS 2000
-#define HTTP_MAX_BODY (64 * 1024)
 #define IMDS_TOKEN_TTL_S "21600"
+#define MAX_PROFILE_CHAIN 8
+#define NOT_CONFIGURED 1 /* a provider's "not set up here": the chain goes on */
 
 struct ddb__cred_provider {
     pthread_mutex_t mu; /* guards everything below; held during a refresh */
@@ -26,6 +31,13 @@ struct ddb__cred_provider {
     char *profile;       /* NULL: AWS_PROFILE or "default", read at resolution */
     char *imds_endpoint; /* NULL: AWS_EC2_METADATA_SERVICE_ENDPOINT or the default */
     bool imds_disabled;
+    char *region;        /* resolved as the client does: for STS, and the log */
+    const char *region_from; /* where the region came from (static text) */
+    char *endpoint;      /* the client's DynamoDB endpoint, for the log */
+    ddb_log_fn log;
+    void *log_arg;
+    int log_level;
+    bool logged;         /* the first-use event was logged */
     bool have;
     ddb__credentials cur;
     const char *source;
@@ -39,10 +51,12 @@ void ddb__cred_set_container_base(const char *base_url)
     g_container_base = base_url ? strdup(base_url) : NULL;
 }
 
-static const char *env_nonempty(const char *name)
+static void free_secret(char *s)
 {
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
+    if (s) {
+        memset(s, 0, strlen(s));
+        free(s);
+    }
 }
 
 void ddb__credentials_cleanup(ddb__credentials *c)
@@ -50,28 +64,16 @@ void ddb__credentials_cleanup(ddb__credentials *c)
     if (!c)
         return;
     free(c->access_key_id);
-    if (c->secret_access_key) {
-        memset(c->secret_access_key, 0, strlen(c->secret_access_key));
-        free(c->secret_access_key);
-    }
-    free(c->session_token);
+    free_secret(c->secret_access_key);
+    free_secret(c->session_token);
     memset(c, 0, sizeof *c);
 }
 
-/* Fills out with copies; false when out of memory (out then cleaned). */
-static bool creds_set(ddb__credentials *out, const char *akid, const char *secret,
-                      const char *token, int64_t expires_wall_ms)
+static void plog(ddb__cred_provider *p, int level, const char *msg, const ddb_log_field *f,
+                 size_t n)
 {
-    memset(out, 0, sizeof *out);
-    out->access_key_id = strdup(akid);
-    out->secret_access_key = strdup(secret);
-    out->session_token = token && *token ? strdup(token) : NULL;
-    out->expires_wall_ms = expires_wall_ms;
-    if (!out->access_key_id || !out->secret_access_key || (token && *token && !out->session_token)) {
-        ddb__credentials_cleanup(out);
-        return false;
-    }
-    return true;
+    if (p->log && level >= p->log_level && level < DDB_LOG_OFF)
+        p->log(p->log_arg, level, 0, "dynalock.ddb.credentials", msg, f, n);
 }
 
 ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_clock *clock,
@@ -87,6 +89,18 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
                                    "secret access key");
         return NULL;
     }
+    /* A profile named (option or AWS_PROFILE) must exist, as in the SDKs. */
+    if (ddb__config_profile_named(opts->profile)) {
+        const char *name = ddb__config_profile_name(opts->profile);
+        ddb__config *cfg = ddb__config_load();
+        bool has = cfg && ddb__config_has(cfg, DDB__SEC_PROFILE, name);
+        ddb__config_free(cfg);
+        if (!has) {
+            ddb__fail(err, cfg ? DDB_ECREDENTIALS : DDB_ENOMEM,
+                      "profile '%.100s' not found in the shared config or credentials file", name);
+            return NULL;
+        }
+    }
     ddb__cred_provider *p = calloc(1, sizeof *p);
     if (!p) {
         ddb__fail(err, DDB_ENOMEM, "out of memory");
@@ -96,6 +110,9 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
     p->clock = ddb_clock_ref(clock ? clock : ddb_clock_system());
     p->source = "";
     p->imds_disabled = opts->imds_disabled;
+    p->log = opts->log ? opts->log : ddb_log_stderr;
+    p->log_arg = opts->log ? opts->log_arg : NULL;
+    p->log_level = opts->log_level ? opts->log_level : DDB_LOG_INFO;
     bool oom = false;
     if (some) {
         p->explicit_akid = strdup(opts->access_key_id);
@@ -119,6 +136,20 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
+    if (ddb__config_region(opts->region, opts->profile, &p->region, &p->region_from, err) != 0) {
+        ddb__cred_provider_free(p);
+        return NULL;
+    }
+    if (opts->endpoint && *opts->endpoint) {
+        p->endpoint = strdup(opts->endpoint);
+    } else {
+        ddb__config *cfg = ddb__config_load();
+        ddb_error ignored;
+        if (cfg)
+            ddb__config_endpoint(cfg, ddb__config_profile_name(opts->profile), "DynamoDB",
+                                 p->region, &p->endpoint, &ignored);
+        ddb__config_free(cfg);
+    }
     return p;
 }
 
@@ -128,13 +159,12 @@ void ddb__cred_provider_free(ddb__cred_provider *p)
         return;
     ddb__credentials_cleanup(&p->cur);
     free(p->explicit_akid);
-    if (p->explicit_secret) {
-        memset(p->explicit_secret, 0, strlen(p->explicit_secret));
-        free(p->explicit_secret);
-    }
-    free(p->explicit_token);
+    free_secret(p->explicit_secret);
+    free_secret(p->explicit_token);
     free(p->profile);
     free(p->imds_endpoint);
+    free(p->region);
+    free(p->endpoint);
     ddb_clock_unref(p->clock);
     pthread_mutex_destroy(&p->mu);
     free(p);
@@ -148,255 +178,19 @@ const char *ddb__cred_source(ddb__cred_provider *p)
     return s;
 }
 
-/* ---- shared files */
-
-typedef struct profile_vals {
-    char *akid, *secret, *token, *region;
-} profile_vals;
-
-static void profile_vals_free(profile_vals *v)
+char *ddb__profile_region(const char *profile)
 {
-    free(v->akid);
-    if (v->secret) {
-        memset(v->secret, 0, strlen(v->secret));
-        free(v->secret);
-    }
-    free(v->token);
-    free(v->region);
-    memset(v, 0, sizeof *v);
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
-
-/* A path from an environment variable (with "~/" expanded) or $HOME/.aws/<name>. */
-static char *aws_file_path(const char *env, const char *name)
-{
-    const char *v = env_nonempty(env);
-    const char *home = getenv("HOME");
-    char *out = NULL;
-    if (v) {
-        if (v[0] == '~' && v[1] == '/' && home) {
-            if (asprintf(&out, "%s%s", home, v + 1) < 0)
-                out = NULL;
-        } else {
-            out = strdup(v);
-        }
-        return out;
-    }
-    if (!home)
-        return NULL;
-    if (asprintf(&out, "%s/.aws/%s", home, name) < 0)
-        return NULL;
+    ddb__config *cfg = ddb__config_load();
+    const char *r = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(profile),
+                                    "region");
+    char *out = r ? strdup(r) : NULL;
+    ddb__config_free(cfg);
     return out;
 }
 
-/* Reads the keys of section `profile` from an INI file. In the config file a profile is
- * "[profile name]" ("[default]" for the default, "[profile default]" also accepted); in
- * the credentials file it is "[name]". Values already set in v are kept. */
-static void read_profile(const char *path, const char *profile, bool config_file,
-                         profile_vals *v)
-{
-    if (!path)
-        return;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char *line = NULL;
-    size_t cap = 0;
-    bool in = false;
-    while (getline(&line, &cap, f) >= 0) {
-        char *s = trim(line);
-        if (*s == '#' || *s == ';' || *s == '\0')
-            continue;
-        if (*s == '[') {
-            char *end = strchr(s, ']');
-            if (!end) {
-                in = false;
-                continue;
-            }
-            *end = '\0';
-            char *name = trim(s + 1);
-            if (config_file) {
-                if (strncmp(name, "profile", 7) == 0 && isspace((unsigned char)name[7]))
-                    in = strcmp(trim(name + 8), profile) == 0;
-                else
-                    in = strcmp(profile, "default") == 0 && strcmp(name, "default") == 0;
-            } else {
-                in = strcmp(name, profile) == 0;
-            }
-            continue;
-        }
-        if (!in)
-            continue;
-        char *eq = strchr(s, '=');
-        if (!eq)
-            continue;
-        *eq = '\0';
-        char *key = trim(s);
-        char *val = trim(eq + 1);
-        char **slot = NULL;
-        if (strcasecmp(key, "aws_access_key_id") == 0)
-            slot = &v->akid;
-        else if (strcasecmp(key, "aws_secret_access_key") == 0)
-            slot = &v->secret;
-        else if (strcasecmp(key, "aws_session_token") == 0)
-            slot = &v->token;
-        else if (strcasecmp(key, "region") == 0)
-            slot = &v->region;
-        if (slot && !*slot && *val)
-            *slot = strdup(val);
-    }
-    free(line);
-    fclose(f);
-}
+/* ---- parsing the metadata endpoints' answer */
 
-static const char *profile_name(const char *explicit_profile)
-{
-    if (explicit_profile && *explicit_profile)
-        return explicit_profile;
-    const char *e = env_nonempty("AWS_PROFILE");
-    return e ? e : "default";
-}
-
-static void read_shared(const char *profile, profile_vals *v)
-{
-    char *cred_path = aws_file_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
-    char *conf_path = aws_file_path("AWS_CONFIG_FILE", "config");
-    read_profile(cred_path, profile, false, v); /* the credentials file wins */
-    read_profile(conf_path, profile, true, v);
-    free(cred_path);
-    free(conf_path);
-}
-
-char *ddb__profile_region(const char *profile)
-{
-    profile_vals v = { 0 };
-    char *conf_path = aws_file_path("AWS_CONFIG_FILE", "config");
-    read_profile(conf_path, profile_name(profile), true, &v);
-    free(conf_path);
-    char *region = v.region;
-    v.region = NULL;
-    profile_vals_free(&v);
-    return region;
-}
-
-/* ---- HTTP (container endpoint and IMDS) */
-
-typedef struct http_body {
-    char *p;
-    size_t len;
-    bool too_big;
-} http_body;
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-    http_body *b = arg;
-    size_t n = size * nmemb;
-    if (b->len + n > HTTP_MAX_BODY) {
-        b->too_big = true;
-        return 0;
-    }
-    char *np = realloc(b->p, b->len + n + 1);
-    if (!np)
-        return 0;
-    b->p = np;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
-}
-
-static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-    (void)a, (void)b, (void)c, (void)d;
-    return ddb_cancel_is_set(arg) ? 1 : 0;
-}
-
-/* One request. Returns the HTTP status (0 on a transport failure or a cancel) and the
- * body in *body (malloc'd, caller frees; may be NULL). */
-static long http_call(const char *method, const char *url, const char *const *headers,
-                      size_t n_headers, ddb_cancel *cancel, char **body)
-{
-    *body = NULL;
-    CURL *h = curl_easy_init();
-    if (!h)
-        return 0;
-    struct curl_slist *hl = NULL;
-    for (size_t i = 0; i < n_headers; i++) {
-        struct curl_slist *n = curl_slist_append(hl, headers[i]);
-        if (!n) {
-            curl_slist_free_all(hl);
-            curl_easy_cleanup(h);
-            return 0;
-        }
-        hl = n;
-    }
-    http_body b = { 0 };
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    if (strcmp(method, "PUT") == 0) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
-    }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)HTTP_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)HTTP_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    if (cancel) {
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, cancel);
-    }
-    long status = 0;
-    if (curl_easy_perform(h) == CURLE_OK && !b.too_big)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(hl);
-    curl_easy_cleanup(h);
-    if (status == 0) {
-        free(b.p);
-        return 0;
-    }
-    *body = b.p;
-    return status;
-}
-
-/* "2024-01-02T03:04:05Z", with optional fraction and offset. 0 when unparsable. */
-static int64_t parse_iso8601_ms(const char *s)
-{
-    struct tm tm = { 0 };
-    int consumed = 0;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6)
-        return 0;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    int64_t t = (int64_t)timegm(&tm);
-    const char *p = s + consumed;
-    if (*p == '.')
-        for (p++; isdigit((unsigned char)*p); p++)
-            ;
-    if (*p == '+' || *p == '-') {
-        int oh = 0, om = 0;
-        if (sscanf(p + 1, "%2d:%2d", &oh, &om) >= 1)
-            t -= (*p == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
-    }
-    return t * 1000;
-}
-
-/* Parses {"AccessKeyId","SecretAccessKey","Token","Expiration"} (container and IMDS). */
+/* {"AccessKeyId","SecretAccessKey","Token","Expiration"} (container and IMDS). */
 static bool parse_cred_json(const char *body, ddb__credentials *out)
 {
     if (!body)
@@ -422,183 +216,573 @@ static bool parse_cred_json(const char *body, ddb__credentials *out)
         const char *tok = t && json_object_is_type(t, json_type_string)
                               ? json_object_get_string(t) : NULL;
         int64_t exp = e && json_object_is_type(e, json_type_string)
-                          ? parse_iso8601_ms(json_object_get_string(e)) : 0;
-        ok = creds_set(out, json_object_get_string(a), json_object_get_string(s), tok, exp);
+                          ? ddb__parse_iso8601_ms(json_object_get_string(e)) : 0;
+        ok = ddb__creds_set(out, json_object_get_string(a), json_object_get_string(s), tok, exp);
     }
     json_object_put(o);
     return ok;
 }
 
-/* The container endpoint may be plain http only on a loopback or the ECS/EKS hosts. */
-static bool container_url_allowed(const char *url)
+/* ---- container endpoint (ECS, EKS Pod Identity) */
+
+static bool addr_allowed(const struct sockaddr *sa)
 {
-    if (strncasecmp(url, "https://", 8) == 0)
-        return true;
-    if (strncasecmp(url, "http://", 7) != 0)
-        return false;
-    const char *host = url + 7;
-    static const char *const ok[] = { "127.", "localhost", "[::1]", "169.254.170.2",
-                                      "169.254.170.23", "[fd00:ec2::23]" };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        size_t n = strlen(ok[i]);
-        if (strncasecmp(host, ok[i], n) == 0) {
-            char next = host[n];
-            if (ok[i][n - 1] == '.' || next == '\0' || next == ':' || next == '/')
-                return true;
-        }
+    if (sa->sa_family == AF_INET) {
+        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+        return (a >> 24) == 127 || a == 0xA9FEAA02u /* 169.254.170.2 */ ||
+               a == 0xA9FEAA17u /* 169.254.170.23 */;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        static const struct in6_addr eks = { { { 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0,
+                                                 0, 0, 0, 0, 0, 0, 0, 0x23 } } };
+        return IN6_IS_ADDR_LOOPBACK(a) || memcmp(a, &eks, sizeof eks) == 0;
     }
     return false;
 }
 
-static int from_container(ddb_cancel *cancel, ddb__credentials *out, bool *tried)
+int ddb__container_url_check(const char *url, char **resolve, ddb_error *err)
 {
-    const char *rel = env_nonempty("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
-    const char *full = env_nonempty("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-    *tried = rel || full;
-    if (!*tried)
-        return DDB_ECREDENTIALS;
-    char *url = NULL;
+    *resolve = NULL;
+    CURLU *u = curl_url();
+    if (!u)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    char *scheme = NULL, *host = NULL, *port = NULL, *user = NULL;
+    int rc = 0;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0) {
+        rc = ddb__fail(err, DDB_ECREDENTIALS, "container: the credentials URL must be http or "
+                                              "https, not %.20s", scheme);
+        goto out;
+    }
+    if (!scheme || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+        rc = ddb__fail(err, DDB_ECREDENTIALS, "container: the credentials URL '%.200s' is not a "
+                                              "URL", url);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
+        rc = ddb__fail(err, DDB_ECREDENTIALS, "container: the credentials URL has user info; "
+                                              "refused");
+        goto out;
+    }
+    if (strcasecmp(scheme, "https") == 0)
+        goto out; /* any host over TLS */
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    char bare[256];
+    size_t hl = strlen(host);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']')
+        snprintf(bare, sizeof bare, "%.*s", (int)(hl - 2), host + 1);
+    else
+        snprintf(bare, sizeof bare, "%s", host);
+    char *zone = strchr(bare, '%');
+    if (zone)
+        *zone = '\0';
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *ai = NULL;
+    int gr = getaddrinfo(bare, NULL, &hints, &ai);
+    if (gr != 0 || !ai) {
+        rc = ddb__fail(err, DDB_ECREDENTIALS, "container: the host '%.100s' of the credentials "
+                       "URL does not resolve (%s); over http it must be a loopback or the ECS/EKS "
+                       "address", bare, gai_strerror(gr));
+        goto out;
+    }
+    char list[512] = "";
+    size_t ll = 0;
+    bool numeric = false;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        char txt[INET6_ADDRSTRLEN] = "";
+        const void *bin = a->ai_family == AF_INET
+                              ? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
+                              : (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
+        inet_ntop(a->ai_family, bin, txt, sizeof txt);
+        if (!addr_allowed(a->ai_addr)) {
+            rc = ddb__fail(err, DDB_ECREDENTIALS,
+                           "container: the host '%.100s' of the credentials URL is not allowed: "
+                           "it resolves to %s, and over http only loopback, 169.254.170.2, "
+                           "169.254.170.23 and fd00:ec2::23 are", bare, txt);
+            break;
+        }
+        if (strcmp(txt, bare) == 0)
+            numeric = true;
+        if (ll + strlen(txt) + 4 < sizeof list)
+            ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%s%s%s", ll ? "," : "",
+                                   a->ai_family == AF_INET6 ? "[" : "", txt,
+                                   a->ai_family == AF_INET6 ? "]" : "");
+    }
+    freeaddrinfo(ai);
+    /* Connect to the addresses checked, not to a second lookup's answer. */
+    if (rc == 0 && !numeric && asprintf(resolve, "%s:%s:%s", host, port ? port : "80", list) < 0) {
+        *resolve = NULL;
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(user);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+static int from_container(const ddb__cred_ctx *ctx, ddb__credentials *out)
+{
+    const char *rel = ddb__env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    const char *full = ddb__env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    if (!rel && !full)
+        return NOT_CONFIGURED;
+    char *url = NULL, *resolve = NULL, *token = NULL, *auth_hdr = NULL, *body = NULL;
+    int rc = 0;
     if (rel) {
         const char *base = g_container_base ? g_container_base : "http://169.254.170.2";
-        if (asprintf(&url, "%s%s%s", base, rel[0] == '/' ? "" : "/", rel) < 0)
-            return DDB_ENOMEM;
-    } else {
-        if (!container_url_allowed(full))
-            return DDB_ECREDENTIALS;
-        url = strdup(full);
-        if (!url)
-            return DDB_ENOMEM;
-    }
-    char *token = NULL;
-    const char *token_file = env_nonempty("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
-    if (token_file) {
-        FILE *f = fopen(token_file, "r");
-        if (f) {
-            char buf[4096];
-            size_t n = fread(buf, 1, sizeof buf - 1, f);
-            fclose(f);
-            buf[n] = '\0';
-            token = strdup(trim(buf));
+        if (asprintf(&url, "%s%s%s", base, rel[0] == '/' ? "" : "/", rel) < 0) {
+            url = NULL;
+            rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+            goto out;
         }
-    } else if (env_nonempty("AWS_CONTAINER_AUTHORIZATION_TOKEN")) {
-        token = strdup(env_nonempty("AWS_CONTAINER_AUTHORIZATION_TOKEN"));
+    } else {
+        if ((rc = ddb__container_url_check(full, &resolve, ctx->err)) != 0)
+            goto out;
+        if (!(url = strdup(full))) {
+            rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+            goto out;
+        }
     }
-    char *auth_hdr = NULL;
+    const char *token_file = ddb__env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+    if (token_file) {
+        errno = 0;
+        token = ddb__read_small_file(token_file, 16 * 1024);
+        if (!token) {
+            rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: cannot read the authorization "
+                           "token file %.200s: %s", token_file, strerror(errno ? errno : EIO));
+            goto out;
+        }
+    } else if (ddb__env("AWS_CONTAINER_AUTHORIZATION_TOKEN")) {
+        token = strdup(ddb__env("AWS_CONTAINER_AUTHORIZATION_TOKEN"));
+        if (!token) {
+            rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     const char *hdrs[2] = { "Accept: application/json", NULL };
     size_t nh = 1;
-    if (token && strpbrk(token, "\r\n") == NULL) {
-        if (asprintf(&auth_hdr, "Authorization: %s", token) >= 0)
-            hdrs[nh++] = auth_hdr;
+    if (token) {
+        if (!*token || strpbrk(token, "\r\n")) {
+            rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the authorization token is "
+                                                       "empty or has a line break; refused");
+            goto out;
+        }
+        if (asprintf(&auth_hdr, "Authorization: %s", token) < 0) {
+            auth_hdr = NULL;
+            rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+            goto out;
+        }
+        hdrs[nh++] = auth_hdr;
     }
-    char *body = NULL;
-    long status = http_call("GET", url, hdrs, nh, cancel, &body);
-    int rc = DDB_ECREDENTIALS;
-    if (status == 200 && parse_cred_json(body, out))
-        rc = 0;
-    free(body);
-    free(auth_hdr);
-    free(token);
+    ddb__cred_http_req req = { .method = "GET", .url = url, .headers = hdrs, .n_headers = nh,
+                               .metadata = true, .resolve = resolve };
+    char terr[CURL_ERROR_SIZE];
+    long status = ddb__cred_http(ctx, &req, &body, terr, sizeof terr);
+    if (status == 0)
+        rc = ddb_cancel_is_set(ctx->cancel)
+                 ? ddb__fail(ctx->err, DDB_ECANCELED, "container: cancelled")
+                 : ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: no answer from the "
+                             "credentials endpoint: %s", terr);
+    else if (status != 200)
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint "
+                                                   "answered HTTP %ld", status);
+    else if (!parse_cred_json(body, out))
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint's "
+                                                   "answer has no credentials");
+out:
+    free_secret(body);
+    free_secret(auth_hdr);
+    free_secret(token);
+    free(resolve);
     free(url);
     return rc;
 }
 
-static int from_imds(const char *endpoint, ddb_cancel *cancel, ddb__credentials *out)
+/* ---- IMDSv2 */
+
+static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__credentials *out)
 {
     char base[512];
     snprintf(base, sizeof base, "%s", endpoint);
     size_t bl = strlen(base);
     while (bl > 0 && base[bl - 1] == '/')
         base[--bl] = '\0';
-    char url[1024];
+    char url[1024], terr[CURL_ERROR_SIZE] = "";
     char *token = NULL, *body = NULL;
+    long st;
     int rc = DDB_ECREDENTIALS;
+    const char *what = "no answer";
 
     snprintf(url, sizeof url, "%s/latest/api/token", base);
     const char *put_hdrs[] = { "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL_S };
-    if (http_call("PUT", url, put_hdrs, 1, cancel, &token) != 200 || !token)
+    ddb__cred_http_req req = { .method = "PUT", .url = url, .headers = put_hdrs, .n_headers = 1,
+                               .metadata = true };
+    if ((st = ddb__cred_http(ctx, &req, &token, terr, sizeof terr)) != 200 || !token) {
+        what = st ? "the session token was refused" : terr;
         goto out;
-    char *tk = trim(token);
-    if (!*tk || strpbrk(tk, "\r\n"))
-        goto out;
+    }
+    char *tk = token;
+    while (isspace((unsigned char)*tk))
+        tk++;
+    tk[strcspn(tk, "\r\n")] = '\0';
     char tok_hdr[1024];
-    if (snprintf(tok_hdr, sizeof tok_hdr, "X-aws-ec2-metadata-token: %s", tk) >= (int)sizeof tok_hdr)
+    if (!*tk || snprintf(tok_hdr, sizeof tok_hdr, "X-aws-ec2-metadata-token: %s", tk) >= (int)sizeof tok_hdr) {
+        what = "a bad session token";
         goto out;
+    }
     const char *get_hdrs[] = { tok_hdr };
-
     snprintf(url, sizeof url, "%s/latest/meta-data/iam/security-credentials/", base);
-    if (http_call("GET", url, get_hdrs, 1, cancel, &body) != 200 || !body)
+    req = (ddb__cred_http_req){ .method = "GET", .url = url, .headers = get_hdrs, .n_headers = 1,
+                                .metadata = true };
+    if ((st = ddb__cred_http(ctx, &req, &body, terr, sizeof terr)) != 200 || !body) {
+        what = st ? "no instance role" : terr;
         goto out;
-    char *role = trim(body);
+    }
+    char *role = body;
+    while (isspace((unsigned char)*role))
+        role++;
     role[strcspn(role, "\r\n")] = '\0';
-    if (!*role || strchr(role, '/') || strlen(role) > 256)
+    if (!*role || strchr(role, '/') || strlen(role) > 256) {
+        what = "a bad role name";
         goto out;
+    }
     char role_copy[257];
     snprintf(role_copy, sizeof role_copy, "%s", role);
     free(body);
     body = NULL;
-
     snprintf(url, sizeof url, "%s/latest/meta-data/iam/security-credentials/%s", base, role_copy);
-    if (http_call("GET", url, get_hdrs, 1, cancel, &body) != 200)
+    if ((st = ddb__cred_http(ctx, &req, &body, terr, sizeof terr)) != 200) {
+        what = st ? "the role's credentials were refused" : terr;
         goto out;
+    }
     if (parse_cred_json(body, out))
         rc = 0;
+    else
+        what = "the answer has no credentials";
 out:
-    free(token);
-    free(body);
+    if (rc != 0)
+        rc = ddb_cancel_is_set(ctx->cancel)
+                 ? ddb__fail(ctx->err, DDB_ECANCELED, "instance metadata: cancelled")
+                 : ddb__fail(ctx->err, DDB_ECREDENTIALS, "instance metadata (%.100s): %.200s",
+                             base, what);
+    free_secret(token);
+    free_secret(body);
     return rc;
 }
 
-static bool imds_disabled_by_env(void)
+static const char *imds_endpoint(const ddb__cred_provider *p, const ddb__config *cfg,
+                                 const char *profile)
 {
-    const char *v = getenv("AWS_EC2_METADATA_DISABLED");
-    return v && strcasecmp(v, "true") == 0;
+    if (p->imds_endpoint)
+        return p->imds_endpoint;
+    const char *e = ddb__env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+    if (!e)
+        e = ddb__config_get(cfg, DDB__SEC_PROFILE, profile, "ec2_metadata_service_endpoint");
+    if (e)
+        return e;
+    const char *mode = ddb__env("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+    if (!mode)
+        mode = ddb__config_get(cfg, DDB__SEC_PROFILE, profile,
+                               "ec2_metadata_service_endpoint_mode");
+    return mode && strcasecmp(mode, "IPv6") == 0 ? "http://[fd00:ec2::254]"
+                                                 : "http://169.254.169.254";
+}
+
+static bool imds_disabled(const ddb__cred_provider *p)
+{
+    return p->imds_disabled || ddb__truthy(ddb__env("AWS_EC2_METADATA_DISABLED"));
+}
+
+/* ---- profiles */
+
+typedef struct walk {
+    ddb__cred_provider *p;
+    const ddb__cred_ctx *ctx;
+    const char *chain[MAX_PROFILE_CHAIN];
+    size_t depth;
+    const char **source;
+} walk;
+
+static const char *pget(const walk *w, const char *profile, const char *key)
+{
+    return ddb__config_get(w->ctx->cfg, DDB__SEC_PROFILE, profile, key);
+}
+
+static int from_env_keys(const ddb__cred_ctx *ctx, const char *what, ddb__credentials *out)
+{
+    const char *ak = ddb__env("AWS_ACCESS_KEY_ID");
+    const char *sk = ddb__env("AWS_SECRET_ACCESS_KEY");
+    if (!ak && !sk)
+        return NOT_CONFIGURED;
+    if (!ak || !sk)
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: %s is set but %s is not", what,
+                         ak ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+                         ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+    return ddb__creds_set(out, ak, sk, ddb__env("AWS_SESSION_TOKEN"), 0)
+               ? 0 : ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+}
+
+static int static_keys(const walk *w, const char *profile, ddb__credentials *out)
+{
+    const char *ak = pget(w, profile, "aws_access_key_id");
+    const char *sk = pget(w, profile, "aws_secret_access_key");
+    if (!ak && !sk)
+        return NOT_CONFIGURED;
+    if (!ak || !sk)
+        return ddb__fail(w->ctx->err, DDB_ECREDENTIALS,
+                         "profile '%.100s': aws_access_key_id and aws_secret_access_key go "
+                         "together; one is missing", profile);
+    return ddb__creds_set(out, ak, sk, pget(w, profile, "aws_session_token"), 0)
+               ? 0 : ddb__fail(w->ctx->err, DDB_ENOMEM, "out of memory");
+}
+
+static void default_session_name(const walk *w, char *buf, size_t n)
+{
+    snprintf(buf, n, "dynalock-%lld", (long long)(ddb_clock_wall_ms(w->ctx->clock) / 1000));
+}
+
+static int from_profile(walk *w, const char *profile, ddb__credentials *out);
+
+/* The credentials that a role_arn profile assumes the role with. */
+static int role_source(walk *w, const char *profile, ddb__credentials *src)
+{
+    const ddb__cred_ctx *ctx = w->ctx;
+    const char *sp = pget(w, profile, "source_profile");
+    const char *cs = pget(w, profile, "credential_source");
+    if (sp && cs)
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s': source_profile and "
+                         "credential_source exclude each other", profile);
+    if (!sp && !cs)
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s': role_arn needs "
+                         "source_profile or credential_source", profile);
+    if (cs) {
+        char what[160];
+        snprintf(what, sizeof what, "credential_source %.20s of profile '%.100s'", cs, profile);
+        int rc;
+        if (strcmp(cs, "Environment") == 0) {
+            rc = from_env_keys(ctx, what, src);
+        } else if (strcmp(cs, "EcsContainer") == 0) {
+            rc = from_container(ctx, src);
+        } else if (strcmp(cs, "Ec2InstanceMetadata") == 0) {
+            rc = imds_disabled(w->p) ? NOT_CONFIGURED
+                                     : from_imds(ctx, imds_endpoint(w->p, ctx->cfg, profile), src);
+        } else {
+            return ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s': credential_source "
+                             "'%.40s' is not Environment, Ec2InstanceMetadata or EcsContainer",
+                             profile, cs);
+        }
+        if (rc == NOT_CONFIGURED)
+            rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: nothing is configured there", what);
+        return rc;
+    }
+    if (strcmp(sp, profile) == 0) { /* a profile that is its own source: its static keys */
+        int rc = static_keys(w, profile, src);
+        if (rc == NOT_CONFIGURED)
+            rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s' is its own "
+                           "source_profile but has no static keys", profile);
+        return rc;
+    }
+    for (size_t i = 0; i < w->depth; i++) {
+        if (strcmp(w->chain[i], sp) == 0) {
+            char path[300] = "";
+            size_t pl = 0;
+            for (size_t j = 0; j < w->depth && pl < sizeof path - 1; j++)
+                pl += (size_t)snprintf(path + pl, sizeof path - pl, "%s -> ", w->chain[j]);
+            return ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s': the source_profile "
+                             "chain has a cycle: %s%.60s", w->chain[0], path, sp);
+        }
+    }
+    if (!ddb__config_has(ctx->cfg, DDB__SEC_PROFILE, sp))
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s': source_profile "
+                         "'%.100s' not found", profile, sp);
+    int rc = from_profile(w, sp, src);
+    if (rc == NOT_CONFIGURED)
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "profile '%.100s': source_profile '%.100s' "
+                       "has no credentials", profile, sp);
+    return rc;
+}
+
+static int assume_role(walk *w, const char *profile, const char *role_arn, ddb__credentials *out)
+{
+    const ddb__cred_ctx *ctx = w->ctx;
+    char what[160];
+    snprintf(what, sizeof what, "assume role of profile '%.100s'", profile);
+    if (pget(w, profile, "mfa_serial"))
+        return ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: mfa_serial needs a code typed in; "
+                         "not supported (use credential_process with an MFA tool)", what);
+    ddb__assume_role a = { .role_arn = role_arn, .profile = profile };
+    const char *dur = pget(w, profile, "duration_seconds");
+    if (dur) {
+        char *end;
+        long d = strtol(dur, &end, 10);
+        if (*end || d < 900 || d > 43200)
+            return ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: duration_seconds '%.20s' is not "
+                             "a number of seconds from 900 to 43200", what, dur);
+        a.duration_s = (int)d;
+    }
+    a.external_id = pget(w, profile, "external_id");
+    char session[64];
+    a.session_name = pget(w, profile, "role_session_name");
+    if (!a.session_name) {
+        default_session_name(w, session, sizeof session);
+        a.session_name = session;
+    }
+    ddb__credentials src = { 0 };
+    int rc = role_source(w, profile, &src);
+    if (rc == 0)
+        rc = ddb__sts_assume_role(ctx, what, &a, &src, out);
+    ddb__credentials_cleanup(&src);
+    return rc;
+}
+
+static int web_identity(walk *w, const char *what, const char *profile, const char *token_file,
+                        const char *role_arn, const char *session_name, ddb__credentials *out)
+{
+    if (!role_arn)
+        return ddb__fail(w->ctx->err, DDB_ECREDENTIALS, "%s: a web identity token file is set "
+                         "but no role ARN", what);
+    char session[64];
+    if (!session_name) {
+        default_session_name(w, session, sizeof session);
+        session_name = session;
+    }
+    ddb__assume_role a = { .role_arn = role_arn, .session_name = session_name, .profile = profile };
+    return ddb__sts_web_identity(w->ctx, what, &a, token_file, out);
+}
+
+/* The credentials of one profile: NOT_CONFIGURED when it has none to give. */
+static int from_profile(walk *w, const char *profile, ddb__credentials *out)
+{
+    if (w->depth == MAX_PROFILE_CHAIN)
+        return ddb__fail(w->ctx->err, DDB_ECREDENTIALS, "profile '%.100s': the source_profile "
+                         "chain is longer than %d", w->chain[0], MAX_PROFILE_CHAIN);
+    w->chain[w->depth++] = profile;
+    int rc;
+    const char *role_arn = pget(w, profile, "role_arn");
+    const char *wif = pget(w, profile, "web_identity_token_file");
+    if (role_arn && !wif) {
+        rc = assume_role(w, profile, role_arn, out);
+        if (rc == 0 && w->depth == 1)
+            *w->source = "assume-role";
+    } else if (wif) {
+        char what[160];
+        snprintf(what, sizeof what, "web identity of profile '%.100s'", profile);
+        rc = web_identity(w, what, profile, wif, role_arn, pget(w, profile, "role_session_name"),
+                          out);
+        if (rc == 0 && w->depth == 1)
+            *w->source = "web-identity";
+    } else if ((rc = static_keys(w, profile, out)) != NOT_CONFIGURED) {
+        if (rc == 0 && w->depth == 1)
+            *w->source = "shared-files";
+    } else if (pget(w, profile, "sso_session") || pget(w, profile, "sso_start_url")) {
+        rc = ddb__cred_sso(w->ctx, profile, out);
+        if (rc == 0 && w->depth == 1)
+            *w->source = "sso";
+    } else if (pget(w, profile, "credential_process")) {
+        rc = ddb__cred_process(w->ctx, profile, pget(w, profile, "credential_process"), out);
+        if (rc == 0 && w->depth == 1)
+            *w->source = "process";
+    } else {
+        rc = NOT_CONFIGURED;
+    }
+    w->depth--;
+    return rc;
+}
+
+/* ---- the chain */
+
+static void tried_add(char *buf, size_t n, const char *what)
+{
+    size_t l = strlen(buf);
+    if (l + 3 >= n)
+        return;
+    snprintf(buf + l, n - l, "%s%s", l ? ", " : "", what);
 }
 
 /* Walks the chain; fills out and the source. Called with p->mu held. */
 static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *out,
-                   const char **source)
+                   const char **source, ddb_error *err)
 {
     if (p->explicit_akid) {
         *source = "explicit";
-        return creds_set(out, p->explicit_akid, p->explicit_secret, p->explicit_token, 0)
-                   ? 0 : DDB_ENOMEM;
+        return ddb__creds_set(out, p->explicit_akid, p->explicit_secret, p->explicit_token, 0)
+                   ? 0 : ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
-    const char *ak = env_nonempty("AWS_ACCESS_KEY_ID");
-    const char *sk = env_nonempty("AWS_SECRET_ACCESS_KEY");
-    if (ak && sk) {
+    ddb__config *cfg = ddb__config_load();
+    if (!cfg)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    const char *profile = ddb__config_profile_name(p->profile);
+    char *ca = ddb__config_ca_bundle(p->profile);
+    ddb__cred_ctx ctx = { .cfg = cfg, .region = p->region, .ca_bundle = ca, .clock = p->clock,
+                          .cancel = cancel, .err = err };
+    walk w = { .p = p, .ctx = &ctx, .source = source };
+    char tried[300] = "";
+    /* A profile chosen in the options goes before the environment's keys and web
+     * identity, as in botocore and aws-sdk-go-v2 (AWS_PROFILE does not). */
+    bool profile_option = p->profile && *p->profile;
+    int rc = profile_option ? NOT_CONFIGURED : from_env_keys(&ctx, "environment", out);
+    if (rc == 0)
         *source = "environment";
-        return creds_set(out, ak, sk, env_nonempty("AWS_SESSION_TOKEN"), 0) ? 0 : DDB_ENOMEM;
-    }
-    profile_vals v = { 0 };
-    read_shared(profile_name(p->profile), &v);
-    if (v.akid && v.secret) {
-        *source = "shared-files";
-        int rc = creds_set(out, v.akid, v.secret, v.token, 0) ? 0 : DDB_ENOMEM;
-        profile_vals_free(&v);
-        return rc;
-    }
-    profile_vals_free(&v);
-    if (ddb_cancel_is_set(cancel))
-        return DDB_ECANCELED;
-    bool tried = false;
-    int rc = from_container(cancel, out, &tried);
-    if (tried) {
-        if (rc == 0)
-            *source = "container";
-        return rc; /* a configured container endpoint is the last word, as in the SDKs */
-    }
-    if (ddb_cancel_is_set(cancel))
-        return DDB_ECANCELED;
-    if (!p->imds_disabled && !imds_disabled_by_env()) {
-        const char *ep = p->imds_endpoint ? p->imds_endpoint
-                                          : env_nonempty("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-        rc = from_imds(ep ? ep : "http://169.254.169.254", cancel, out);
-        if (rc == 0) {
-            *source = "imds";
-            return 0;
+    if (rc == NOT_CONFIGURED && !profile_option) {
+        tried_add(tried, sizeof tried, "environment");
+        const char *wif = ddb__env("AWS_WEB_IDENTITY_TOKEN_FILE");
+        if (wif) {
+            rc = web_identity(&w, "web identity (AWS_WEB_IDENTITY_TOKEN_FILE)", profile, wif,
+                              ddb__env("AWS_ROLE_ARN"), ddb__env("AWS_ROLE_SESSION_NAME"), out);
+            if (rc == 0)
+                *source = "web-identity";
+        } else {
+            tried_add(tried, sizeof tried, "web identity");
         }
     }
-    return ddb_cancel_is_set(cancel) ? DDB_ECANCELED : DDB_ECREDENTIALS;
+    if (rc == NOT_CONFIGURED && ddb_cancel_is_set(cancel))
+        rc = ddb__fail(err, DDB_ECANCELED, "cancelled while fetching credentials");
+    if (rc == NOT_CONFIGURED) {
+        rc = from_profile(&w, profile, out);
+        if (rc == NOT_CONFIGURED) {
+            char what[100];
+            snprintf(what, sizeof what, "profile '%.60s'", profile);
+            tried_add(tried, sizeof tried, what);
+        }
+    }
+    if (rc == NOT_CONFIGURED) {
+        rc = from_container(&ctx, out);
+        if (rc == 0)
+            *source = "container";
+        else if (rc == NOT_CONFIGURED)
+            tried_add(tried, sizeof tried, "container endpoint");
+    }
+    if (rc == NOT_CONFIGURED && ddb_cancel_is_set(cancel))
+        rc = ddb__fail(err, DDB_ECANCELED, "cancelled while fetching credentials");
+    if (rc == NOT_CONFIGURED) {
+        if (imds_disabled(p)) {
+            tried_add(tried, sizeof tried, "instance metadata (disabled)");
+        } else {
+            ddb_error imds_err;
+            ddb_error_clear(&imds_err);
+            ctx.err = &imds_err;
+            rc = from_imds(&ctx, imds_endpoint(p, cfg, profile), out);
+            ctx.err = err;
+            if (rc == 0) {
+                *source = "imds";
+            } else if (rc == DDB_ECANCELED) {
+                ddb__fail(err, rc, "cancelled while fetching credentials");
+            } else {
+                tried_add(tried, sizeof tried, imds_err.message);
+                rc = NOT_CONFIGURED;
+            }
+        }
+    }
+    if (rc == NOT_CONFIGURED)
+        rc = ddb__fail(err, DDB_ECREDENTIALS, "no AWS credentials were found; tried: %s", tried);
+    free(ca);
+    ddb__config_free(cfg);
+    return rc;
 }
 
 static bool fresh(const ddb__credentials *c, int64_t now_wall_ms)
@@ -617,28 +801,49 @@ int ddb__cred_get(ddb__cred_provider *p, ddb__credentials *out, ddb_cancel *canc
     if (!p->have || !fresh(&p->cur, now)) {
         ddb__credentials got = { 0 };
         const char *source = "";
-        int rc = resolve(p, cancel, &got, &source);
+        ddb_error rerr;
+        ddb_error_clear(&rerr);
+        int rc = resolve(p, cancel, &got, &source, &rerr);
         if (rc == 0) {
+            bool first = !p->have;
             ddb__credentials_cleanup(&p->cur);
             p->cur = got;
             p->have = true;
             p->source = source;
+            char exp[32] = "never";
+            if (got.expires_wall_ms)
+                snprintf(exp, sizeof exp, "%lld", (long long)got.expires_wall_ms);
+            ddb_log_field f[] = {
+                { "source", source },
+                { "profile", ddb__config_profile_name(p->profile) },
+                { "region", p->region ? p->region : "" },
+                { "endpoint", p->endpoint ? p->endpoint : "" },
+                { "expires_wall_ms", exp },
+                { "region_from", p->region_from ? p->region_from : "" },
+            };
+            if (first && !p->logged) {
+                p->logged = true;
+                plog(p, DDB_LOG_INFO, "credentials resolved", f, 6);
+            } else if (!first) {
+                plog(p, DDB_LOG_DEBUG, "credentials refreshed", f, 6);
+            }
         } else if (!p->have || now >= p->cur.expires_wall_ms) {
             /* Nothing usable: no credentials yet, or the old ones have expired. */
             pthread_mutex_unlock(&p->mu);
-            if (rc == DDB_ECANCELED)
-                return ddb__fail(err, rc, "cancelled while fetching credentials");
-            if (rc == DDB_ENOMEM)
-                return ddb__fail(err, rc, "out of memory");
-            return ddb__fail(err, DDB_ECREDENTIALS,
-                             "no AWS credentials were found (explicit, environment, shared "
-                             "files for profile '%s', container endpoint, instance metadata)",
-                             profile_name(p->profile));
+            if (err) {
+                *err = rerr;
+                err->code = rc;
+            }
+            return rc;
+        } else {
+            /* The refresh failed; the old credentials are still valid for a while. */
+            ddb_log_field f[] = { { "source", p->source }, { "error", rerr.message } };
+            plog(p, DDB_LOG_WARN, "credentials refresh failed; the current ones are used until "
+                                  "they expire", f, 2);
         }
-        /* else: refresh failed, the old credentials are still valid for a while. */
     }
-    bool ok = creds_set(out, p->cur.access_key_id, p->cur.secret_access_key,
-                        p->cur.session_token, p->cur.expires_wall_ms);
+    bool ok = ddb__creds_set(out, p->cur.access_key_id, p->cur.secret_access_key,
+                             p->cur.session_token, p->cur.expires_wall_ms);
     pthread_mutex_unlock(&p->mu);
     return ok ? 0 : ddb__fail(err, DDB_ENOMEM, "out of memory");
 }

@@ -82,6 +82,111 @@ void ddb__cred_set_container_base(const char *base_url);
  * "container", "imds"), or "" when none were resolved yet. Borrowed, static text. */
 const char *ddb__cred_source(ddb__cred_provider *p);
 
+/* ---- shared config and credentials files, settings (config.c) */
+enum { DDB__SEC_PROFILE = 1, DDB__SEC_SSO_SESSION, DDB__SEC_SERVICES };
+typedef struct ddb__config ddb__config;
+/* A non-empty environment variable or NULL; "true" in any case. */
+const char *ddb__env(const char *name);
+bool ddb__truthy(const char *v);
+/* A path from an environment variable (with "~/" expanded) or $HOME/.aws/<name>. */
+char *ddb__aws_file_path(const char *env, const char *name);
+/* Reads AWS_SHARED_CREDENTIALS_FILE (or ~/.aws/credentials) then AWS_CONFIG_FILE (or
+ * ~/.aws/config); missing files are empty. NULL only when out of memory. */
+ddb__config *ddb__config_load(void);
+void ddb__config_free(ddb__config *c);
+/* Whether a section of that kind and name exists in either file. */
+bool ddb__config_has(const ddb__config *c, int kind, const char *name);
+/* A non-empty value (borrowed) of a section: the credentials file wins for profiles; a
+ * nested key is "parent.key". NULL when c, name or the key is missing. */
+const char *ddb__config_get(const ddb__config *c, int kind, const char *name, const char *key);
+/* The profile in use: the option, else AWS_PROFILE, else "default"; and whether one was
+ * named (a named profile that does not exist is an error; "default" may be absent). */
+const char *ddb__config_profile_name(const char *explicit_profile);
+bool ddb__config_profile_named(const char *explicit_profile);
+/* botocore's rule: a region is a valid host label. */
+bool ddb__region_valid(const char *region);
+/* The region: option, AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1; checked
+ * with ddb__region_valid (DDB_EINVAL). *out malloc'd; *from (may be NULL) says which
+ * (static text). */
+int ddb__config_region(const char *opt_region, const char *opt_profile, char **out,
+                       const char **from, ddb_error *err);
+/* A service's endpoint (service_id as in AWS_ENDPOINT_URL_<ID>: "DynamoDB", "STS",
+ * "SSO"): configured URLs first (environment, services section, profile), else the
+ * regional endpoint with FIPS / dual-stack and the partition's domain. *out malloc'd. */
+int ddb__config_endpoint(const ddb__config *cfg, const char *profile, const char *service_id,
+                         const char *region, char **out, ddb_error *err);
+/* "aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b", "aws-iso-e", "aws-iso-f". */
+const char *ddb__partition_name(const char *region);
+/* AWS_CA_BUNDLE, else the profile's ca_bundle (malloc'd), or NULL. */
+char *ddb__config_ca_bundle(const char *opt_profile);
+/* AWS_MAX_ATTEMPTS, else the profile's max_attempts; 0 when neither (or invalid). */
+int ddb__config_max_attempts(const char *opt_profile);
+/* AWS_RETRY_MODE, else the profile's retry_mode: true for "adaptive". */
+bool ddb__config_retry_adaptive(const char *opt_profile);
+
+/* ---- credential providers (cred_*.c), walked by the chain in credentials.c. Each
+ * returns 0 with out filled, or a DDB_E* code with ctx->err's message naming the
+ * provider. None logs or puts a secret in an error. */
+typedef struct ddb__cred_ctx {
+    const ddb__config *cfg;
+    const char *region;     /* for STS and the partition */
+    const char *ca_bundle;  /* for STS and SSO (not metadata endpoints), or NULL */
+    ddb_clock *clock;
+    ddb_cancel *cancel;
+    ddb_error *err;
+} ddb__cred_ctx;
+/* Sets out (copies); false when out of memory. */
+bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
+                    const char *token, int64_t expires_wall_ms);
+/* One HTTP request of a provider. `metadata`: a link-local/loopback metadata endpoint
+ * (short timeouts, never through a proxy); `resolve` a CURLOPT_RESOLVE entry pinning the
+ * address checked, or NULL. Returns the status (0: no answer; why in transport_err). */
+typedef struct ddb__cred_http_req {
+    const char *method, *url;
+    const char *const *headers;
+    size_t n_headers;
+    const char *body;
+    bool metadata;
+    const char *resolve;
+} ddb__cred_http_req;
+long ddb__cred_http(const ddb__cred_ctx *ctx, const ddb__cred_http_req *r, char **body,
+                    char *transport_err, size_t n);
+/* "2024-01-02T03:04:05Z" (fraction, offset allowed) in ms since the epoch; 0 when bad. */
+int64_t ddb__parse_iso8601_ms(const char *s);
+/* The text of the first <tag> inside the first <within> of an XML document, entities
+ * decoded (malloc'd), or NULL. */
+char *ddb__xml_text(const char *doc, const char *within, const char *tag);
+/* Appends key=value, form-encoded, to a ddb__text-like buffer (malloc'd *buf). false
+ * when out of memory. */
+bool ddb__form_add(char **buf, const char *key, const char *value);
+/* Reads a small text file (at most max bytes) trimmed; NULL with errno set on failure. */
+char *ddb__read_small_file(const char *path, size_t max);
+
+/* STS (cred_sts.c): AssumeRoleWithWebIdentity (unsigned) and AssumeRole (signed with
+ * src). `what` names the provider in errors. */
+typedef struct ddb__assume_role {
+    const char *role_arn, *session_name, *external_id;
+    int duration_s;         /* 0: STS's default */
+    const char *profile;    /* for the STS endpoint settings */
+} ddb__assume_role;
+int ddb__sts_web_identity(const ddb__cred_ctx *ctx, const char *what,
+                          const ddb__assume_role *a, const char *token_file,
+                          ddb__credentials *out);
+int ddb__sts_assume_role(const ddb__cred_ctx *ctx, const char *what, const ddb__assume_role *a,
+                         const ddb__credentials *src, ddb__credentials *out);
+/* credential_process (cred_process.c): runs command with sh -c, bounded in time. */
+int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char *command,
+                      ddb__credentials *out);
+/* Tests only: the time a credential_process may take (default 60 s). */
+void ddb__cred_set_process_timeout_ms(int64_t ms);
+/* SSO (cred_sso.c): the cached token of the profile's sso_session or sso_start_url, then
+ * the portal's GetRoleCredentials. */
+int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credentials *out);
+/* The container endpoint's host check (credentials.c): an http URL's host must resolve
+ * only to loopback or the ECS/EKS addresses. 0 and a CURLOPT_RESOLVE entry in
+ * resolve (malloc'd, NULL for https), or DDB_ECREDENTIALS with err filled. */
+int ddb__container_url_check(const char *url, char **resolve, ddb_error *err);
+
 /* ---- retry policy (retry.c): AWS SDK "standard" mode */
 typedef struct ddb__retry_state ddb__retry_state;  /* one per client: the quota */
 ddb__retry_state *ddb__retry_state_new(const ddb_retry_options *o);
@@ -108,6 +213,22 @@ void ddb__retry_refund(ddb__retry_state *s, int cost);
 int ddb__retry_quota_left(ddb__retry_state *s);
 /* Tests: replaces the random source, a function returning a value in [0, 1). */
 void ddb__retry_set_random(ddb__retry_state *s, double (*rand_fn)(void *arg), void *arg);
+
+/* ---- adaptive retry mode and clock skew (ratelimit.c), for the request path. Before
+ * each attempt: wait ddb__rate_limiter_acquire's ms on the client's clock; after each
+ * answer: ddb__rate_limiter_update (throttled = ddb__retry_is_throttling). The bucket
+ * limits only after a first throttle. Any thread. */
+typedef struct ddb__rate_limiter ddb__rate_limiter;
+ddb__rate_limiter *ddb__rate_limiter_new(void);
+void ddb__rate_limiter_free(ddb__rate_limiter *r);
+int64_t ddb__rate_limiter_acquire(ddb__rate_limiter *r, int64_t now_mono_ns);
+void ddb__rate_limiter_update(ddb__rate_limiter *r, bool throttled, int64_t now_mono_ns);
+/* The bucket's fill rate (requests per second), 0 while it does not limit. */
+double ddb__rate_limiter_fill_rate(ddb__rate_limiter *r);
+/* A Date header (IMF-fixdate) in ms since the epoch; 0 when unparsable. */
+int64_t ddb__parse_http_date_ms(const char *s);
+/* An error type the SDKs correct the clock skew for and retry. */
+bool ddb__is_clock_skew_error(const char *aws_type);
 
 /* ---- logging, telemetry (log.c, telemetry.c) */
 DDB_API bool ddb__client_log_enabled(ddb_client *c, int level);

@@ -33,7 +33,8 @@ ddb__retry_state *ddb__retry_state_new(const ddb_retry_options *o)
     ddb_retry_options d = { 0 };
     if (!o)
         o = &d;
-    s->max_attempts = o->max_attempts > 0 ? o->max_attempts : 3;
+    int from_config = o->max_attempts > 0 ? 0 : ddb__config_max_attempts(NULL);
+    s->max_attempts = o->max_attempts > 0 ? o->max_attempts : from_config > 0 ? from_config : 3;
     s->base_delay_ms = o->base_delay_ms > 0 ? o->base_delay_ms : 50;
     s->max_backoff_ms = o->max_backoff_ms > 0 ? o->max_backoff_ms : 20000;
     s->quota_max = o->quota == 0 ? 500 : o->quota;

@@ -122,6 +122,17 @@ static void expect_none(const ddb_client_options *o)
     ck_assert_ptr_null(c.access_key_id);
 }
 
+/* A configured provider that fails: its error, naming it; the chain stops there. */
+static void expect_error(const ddb_client_options *o, const char *needle)
+{
+    ddb__credentials c;
+    ddb_error err;
+    ck_assert_int_eq(resolve(o, NULL, &c, NULL, &err), DDB_ECREDENTIALS);
+    ck_assert_int_eq(err.code, DDB_ECREDENTIALS);
+    ck_assert_msg(strstr(err.message, needle), "'%s' not in '%s'", needle, err.message);
+    ck_assert_ptr_null(c.access_key_id);
+}
+
 START_TEST(explicit_first)
 {
     setenv("AWS_ACCESS_KEY_ID", "ENVAKID", 1);
@@ -146,8 +157,10 @@ START_TEST(environment_second)
     expect(NULL, "ENVAKID", "env-secret", NULL, "environment");
     setenv("AWS_SESSION_TOKEN", "env-token", 1);
     expect(NULL, "ENVAKID", "env-secret", "env-token", "environment");
-    /* An incomplete pair in the environment is skipped. */
+    /* An incomplete pair in the environment is an error, as in the SDKs. */
     unsetenv("AWS_SECRET_ACCESS_KEY");
+    expect_error(NULL, "environment: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+    unsetenv("AWS_ACCESS_KEY_ID");
     expect(NULL, "FILEAKID", "file-secret", NULL, "shared-files");
 }
 END_TEST
@@ -176,8 +189,12 @@ START_TEST(shared_files_and_profiles)
     expect(NULL, "DEVAKID", "dev-secret", "dev-token", "shared-files"); /* creds file wins */
     ddb_client_options o = { .profile = "cfg" };
     expect(&o, "CFGAKID", "cfg-secret", NULL, "shared-files");       /* option over env */
+    /* A profile named but not in either file is an error at creation. */
     o.profile = "missing";
-    expect_none(&o);
+    ddb_error err;
+    ck_assert_ptr_null(ddb__cred_provider_new(&o, NULL, &err));
+    ck_assert_int_eq(err.code, DDB_ECREDENTIALS);
+    ck_assert_ptr_nonnull(strstr(err.message, "profile 'missing' not found"));
 
     char *r = ddb__profile_region(NULL);
     ck_assert_str_eq(r, "us-west-2"); /* AWS_PROFILE=dev */
@@ -221,10 +238,10 @@ START_TEST(container_full_uri)
     snprintf(url, sizeof url, "%s/container/creds", fake_meta_url(g_meta));
     setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
     fake_meta_set_container_token(g_meta, "Bearer secret-token");
-    expect_none(NULL); /* no token sent: refused */
+    expect_error(NULL, "container: the credentials endpoint answered HTTP 403"); /* no token */
     ck_assert_int_eq(fake_meta_counts_get(g_meta).refused, 1);
     setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer wrong", 1);
-    expect_none(NULL);
+    expect_error(NULL, "HTTP 403");
     setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer secret-token", 1);
     expect(NULL, "CONTAINERAKID1", "CONTAINER-secret-1", "CONTAINER-token-1", "container");
     /* The token file wins over the variable. */
@@ -252,9 +269,9 @@ END_TEST
 START_TEST(container_full_uri_must_be_local_or_https)
 {
     setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://198.51.100.7/creds", 1);
-    expect_none(NULL);
+    expect_error(NULL, "it resolves to 198.51.100.7");
     setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "file:///etc/passwd", 1);
-    expect_none(NULL);
+    expect_error(NULL, "must be http or https");
     ck_assert_int_eq(fake_meta_counts_get(g_meta).requests, 0);
 }
 END_TEST
@@ -302,6 +319,7 @@ START_TEST(chain_order)
     expect(&ex, "EXPAKID", "exp-secret", NULL, "explicit");
     expect(&o, "ENVAKID", "env-secret", NULL, "environment");
     unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
     expect(&o, "FILEAKID", "file-secret", NULL, "shared-files");
     remove_file(".aws/credentials");
     expect(&o, "CONTAINERAKID1", "CONTAINER-secret-1", "CONTAINER-token-1", "container");

@@ -1,0 +1,308 @@
+/* cred_util.c: what the credential providers share: one HTTP request with libcurl (no
+ * proxy and short timeouts for metadata endpoints, the CA bundle for STS and SSO),
+ * ISO 8601 times, the few XML elements of an STS answer, form encoding, small files. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef DDB_VERSION_STRING
+#define DDB_VERSION_STRING "0"
+#endif
+
+#define HTTP_MAX_BODY (64 * 1024)
+
+bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
+                    const char *token, int64_t expires_wall_ms)
+{
+    memset(out, 0, sizeof *out);
+    out->access_key_id = strdup(akid);
+    out->secret_access_key = strdup(secret);
+    out->session_token = token && *token ? strdup(token) : NULL;
+    out->expires_wall_ms = expires_wall_ms;
+    if (!out->access_key_id || !out->secret_access_key || (token && *token && !out->session_token)) {
+        ddb__credentials_cleanup(out);
+        return false;
+    }
+    return true;
+}
+
+typedef struct http_body {
+    char *p;
+    size_t len;
+    bool too_big;
+} http_body;
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    http_body *b = arg;
+    size_t n = size * nmemb;
+    if (b->len + n > HTTP_MAX_BODY) {
+        b->too_big = true;
+        return 0;
+    }
+    char *np = realloc(b->p, b->len + n + 1);
+    if (!np)
+        return 0;
+    b->p = np;
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return n;
+}
+
+static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    (void)a, (void)b, (void)c, (void)d;
+    return ddb_cancel_is_set(arg) ? 1 : 0;
+}
+
+long ddb__cred_http(const ddb__cred_ctx *ctx, const ddb__cred_http_req *r, char **body,
+                    char *transport_err, size_t n)
+{
+    *body = NULL;
+    if (transport_err && n)
+        transport_err[0] = '\0';
+    CURL *h = curl_easy_init();
+    if (!h) {
+        snprintf(transport_err, n, "out of memory");
+        return 0;
+    }
+    struct curl_slist *hl = NULL, *resolve = NULL;
+    bool oom = false;
+    for (size_t i = 0; i < r->n_headers && !oom; i++) {
+        struct curl_slist *nl = curl_slist_append(hl, r->headers[i]);
+        oom = !nl;
+        if (nl)
+            hl = nl;
+    }
+    if (!oom) {
+        struct curl_slist *nl = curl_slist_append(hl, "User-Agent: dynalock/" DDB_VERSION_STRING);
+        oom = !nl;
+        if (nl)
+            hl = nl;
+    }
+    if (!oom && r->resolve) {
+        resolve = curl_slist_append(NULL, r->resolve);
+        oom = !resolve;
+    }
+    if (oom) {
+        curl_slist_free_all(hl);
+        curl_easy_cleanup(h);
+        snprintf(transport_err, n, "out of memory");
+        return 0;
+    }
+    char errbuf[CURL_ERROR_SIZE] = "";
+    http_body b = { 0 };
+    curl_easy_setopt(h, CURLOPT_URL, r->url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+    if (r->body || strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)(r->body ? strlen(r->body) : 0));
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    if (resolve)
+        curl_easy_setopt(h, CURLOPT_RESOLVE, resolve);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, r->metadata ? 1000L : 3000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->metadata ? 2000L : 10000L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    if (r->metadata)
+        curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* metadata never goes through a proxy */
+    else if (ctx && ctx->ca_bundle)
+        curl_easy_setopt(h, CURLOPT_CAINFO, ctx->ca_bundle);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    if (ctx && ctx->cancel) {
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, ctx->cancel);
+    }
+    long status = 0;
+    CURLcode cc = curl_easy_perform(h);
+    if (cc == CURLE_OK && !b.too_big)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    else if (b.too_big)
+        snprintf(transport_err, n, "the answer is larger than %d bytes", HTTP_MAX_BODY);
+    else
+        snprintf(transport_err, n, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    curl_slist_free_all(hl);
+    curl_slist_free_all(resolve);
+    curl_easy_cleanup(h);
+    if (status == 0) {
+        free(b.p);
+        return 0;
+    }
+    *body = b.p;
+    return status;
+}
+
+int64_t ddb__parse_iso8601_ms(const char *s)
+{
+    struct tm tm = { 0 };
+    int consumed = 0;
+    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6)
+        return 0;
+    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+        tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    int64_t t = (int64_t)timegm(&tm);
+    const char *p = s + consumed;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++)
+            ;
+    if (*p == '+' || *p == '-') {
+        int oh = 0, om = 0;
+        if (sscanf(p + 1, "%2d:%2d", &oh, &om) >= 1)
+            t -= (*p == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
+    } else if (*p != 'Z' && *p != 'z' && *p != '\0') {
+        return 0;
+    }
+    return t * 1000;
+}
+
+/* The start of the content of the first <tag> or <tag attr...> at or after p, *end at
+ * its closing tag; NULL when none. */
+static const char *find_element(const char *p, const char *end_limit, const char *tag,
+                                const char **end)
+{
+    size_t tl = strlen(tag);
+    for (;;) {
+        const char *lt = strchr(p, '<');
+        if (!lt || (end_limit && lt >= end_limit))
+            return NULL;
+        if (strncmp(lt + 1, tag, tl) == 0 && (lt[1 + tl] == '>' || isspace((unsigned char)lt[1 + tl]))) {
+            const char *gt = strchr(lt, '>');
+            if (!gt)
+                return NULL;
+            const char *content = gt + 1;
+            char close[80];
+            snprintf(close, sizeof close, "</%s>", tag);
+            const char *c = strstr(content, close);
+            if (!c || (end_limit && c > end_limit))
+                return NULL;
+            *end = c;
+            return content;
+        }
+        p = lt + 1;
+    }
+}
+
+char *ddb__xml_text(const char *doc, const char *within, const char *tag)
+{
+    if (!doc)
+        return NULL;
+    const char *wend = NULL, *start = doc;
+    if (within) {
+        start = find_element(doc, NULL, within, &wend);
+        if (!start)
+            return NULL;
+    }
+    const char *tend;
+    const char *t = find_element(start, wend, tag, &tend);
+    if (!t)
+        return NULL;
+    size_t n = (size_t)(tend - t);
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    static const struct { const char *ent; char c; } ents[] = {
+        { "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
+    };
+    for (size_t i = 0; i < n;) {
+        if (t[i] == '&') {
+            bool done = false;
+            for (size_t e = 0; e < sizeof ents / sizeof ents[0] && !done; e++) {
+                size_t el = strlen(ents[e].ent);
+                if (i + el <= n && strncmp(t + i, ents[e].ent, el) == 0) {
+                    out[o++] = ents[e].c;
+                    i += el;
+                    done = true;
+                }
+            }
+            if (done)
+                continue;
+        }
+        if (t[i] == '<') { /* an element inside: not a text value */
+            free(out);
+            return NULL;
+        }
+        out[o++] = t[i++];
+    }
+    out[o] = '\0';
+    /* trim */
+    size_t s = 0;
+    while (isspace((unsigned char)out[s]))
+        s++;
+    while (o > s && isspace((unsigned char)out[o - 1]))
+        out[--o] = '\0';
+    if (s)
+        memmove(out, out + s, o - s + 1);
+    return out;
+}
+
+bool ddb__form_add(char **buf, const char *key, const char *value)
+{
+    size_t have = *buf ? strlen(*buf) : 0;
+    size_t need = have + 1 + strlen(key) + 1 + 3 * strlen(value) + 1;
+    char *nb = realloc(*buf, need);
+    if (!nb)
+        return false;
+    *buf = nb;
+    char *p = nb + have;
+    if (have)
+        *p++ = '&';
+    p += sprintf(p, "%s=", key);
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *v = (const unsigned char *)value; *v; v++) {
+        if (isalnum(*v) || *v == '-' || *v == '_' || *v == '.' || *v == '~') {
+            *p++ = (char)*v;
+        } else {
+            *p++ = '%';
+            *p++ = hex[*v >> 4];
+            *p++ = hex[*v & 15];
+        }
+    }
+    *p = '\0';
+    return true;
+}
+
+char *ddb__read_small_file(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = malloc(max + 1);
+    if (!buf) {
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t n = fread(buf, 1, max, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    if (more) {
+        free(buf);
+        errno = EFBIG;
+        return NULL;
+    }
+    buf[n] = '\0';
+    size_t s = 0;
+    while (isspace((unsigned char)buf[s]))
+        s++;
+    while (n > s && isspace((unsigned char)buf[n - 1]))
+        buf[--n] = '\0';
+    memmove(buf, buf + s, n - s + 1);
+    return buf;
+}
