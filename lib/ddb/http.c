@@ -21,6 +21,7 @@ typedef struct slot {
 
 struct ddb__http {
     char *url;
+    char *ca_bundle;     /* CURLOPT_CAINFO, or NULL for the system's */
     int64_t connect_timeout_ms, request_timeout_ms;
     int max_slots;
     pthread_mutex_t mu;
@@ -48,6 +49,12 @@ ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err)
     }
     ddb__http *h = calloc(1, sizeof *h);
     if (!h || !(h->url = strdup(o->url))) {
+        free(h);
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (o->ca_bundle && !(h->ca_bundle = strdup(o->ca_bundle))) {
+        free(h->url);
         free(h);
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
@@ -84,6 +91,7 @@ void ddb__http_free(ddb__http *h)
     }
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
+    free(h->ca_bundle);
     free(h->url);
     free(h);
 }
@@ -176,6 +184,8 @@ static slot *slot_new(ddb__http *h)
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (h->ca_bundle)
+        curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_bundle);
     /* One connection per handle: the pool is the connection limit. */
     curl_easy_setopt(e, CURLOPT_MAXCONNECTS, 1L);
     return s;
@@ -467,6 +477,8 @@ static ddb__http_xfer *xfer_take(ddb__http_async *a)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (h->ca_bundle)
+        curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_bundle);
     return x;
 }
 
