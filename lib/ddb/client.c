@@ -137,6 +137,10 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         rc = -1;
         goto fail;
     }
+    if (ddb__config_retry_adaptive(o->profile) && !(c->limiter = ddb__rate_limiter_new())) {
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+        goto fail;
+    }
     c->retry = ddb__retry_state_new(&o->retry);
     if (!c->retry) {
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
@@ -170,6 +174,7 @@ void ddb_client_free(ddb_client *c)
     ddb__sched_free(c->sched);
     ddb__http_async_free(c->async);
     pthread_mutex_destroy(&c->sched_mu);
+    ddb__rate_limiter_free(c->limiter);
     ddb__http_free(c->http);
     ddb__retry_state_free(c->retry);
     ddb__cred_provider_free(c->creds);
@@ -322,6 +327,8 @@ typedef struct attempt_result {
  * message/Message out of an error body. */
 static void read_error_body(attempt_result *r)
 {
+    if (r->body)
+        return; /* read already */
     r->body = ddb__json_parse(r->http.body, r->http.len, DDB_EPROTOCOL, NULL);
     json_object *t, *m;
     if (r->body && json_object_is_type(r->body, json_type_object)) {
@@ -458,7 +465,7 @@ static int attempt_once(ddb_client *c, const char *op, const char *body, size_t 
     int rc = ddb__cred_get(c->creds, &cred, cancel, err);
     if (rc != 0)
         return rc;
-    int64_t epoch_s = ddb_clock_wall_ms(c->clock) / 1000;
+    int64_t epoch_s = (ddb_clock_wall_ms(c->clock) + atomic_load(&c->skew_ms)) / 1000;
     ddb__signed s;
     rc = ddb__client_sign(c, op, body, len, &cred, epoch_s, &s, err);
     ddb__credentials_cleanup(&cred);
@@ -469,6 +476,29 @@ static int attempt_once(ddb_client *c, const char *op, const char *body, size_t 
     return rc;
 }
 
+/* The error type of an error answer (read once: the body is kept for the outcome). */
+static const char *read_type_only(attempt_result *out)
+{
+    if (out->http.body)
+        read_error_body(out);
+    return out->aws_type[0] ? out->aws_type : NULL;
+}
+
+/* A clock-skew error with the server's Date: the client signs with the server's time from
+ * now on (the skew is kept), and the attempt is retried, as the AWS SDKs do. */
+static bool skew_corrected(ddb_client *c, const attempt_result *out)
+{
+    if (!ddb__is_clock_skew_error(out->aws_type[0] ? out->aws_type : NULL) || !out->http.date[0])
+        return false;
+    int64_t server_ms = ddb__parse_http_date_ms(out->http.date);
+    if (server_ms <= 0)
+        return false;
+    int64_t skew = server_ms - ddb_clock_wall_ms(c->clock);
+    int64_t old = atomic_exchange(&c->skew_ms, skew);
+    /* A second skew error with the same correction is not the clock's fault. */
+    return old == 0 || (skew - old > 60000 || old - skew > 60000);
+}
+
 /* Reads the outcome of one attempt (rc from the transport, the answer in out): 0 for a
  * success whose body parsed, else the error code; *retry says whether the standard mode
  * retries it, and *delay_ms how long it waits first (the quota is taken then). */
@@ -477,7 +507,12 @@ static int attempt_outcome(ddb_client *c, int attempt, int rc, attempt_result *o
 {
     *retry = false;
     *delay_ms = 0;
-    bool network = false, throttling = false;
+    bool network = false, throttling = false, skew = false;
+    if (c->limiter && (rc == 0 || rc == DDB_ENETWORK || rc == DDB_ETIMEDOUT))
+        ddb__rate_limiter_update(c->limiter,
+                                 rc == 0 && out->http.status >= 300 && out->http.status < 600 &&
+                                     ddb__retry_is_throttling(read_type_only(out)),
+                                 ddb_clock_mono_ns(c->clock));
     if (rc == 0 && out->http.status >= 200 && out->http.status < 300) {
         out->body = ddb__json_parse(out->http.body, out->http.len, DDB_EPROTOCOL, aerr);
         if (out->body) {
@@ -494,13 +529,15 @@ static int attempt_outcome(ddb_client *c, int attempt, int rc, attempt_result *o
         if (rc == 0)
             rc = DDB_ESERVICE;
         throttling = ddb__retry_is_throttling(out->aws_type[0] ? out->aws_type : NULL);
+        if (skew_corrected(c, out))
+            skew = true;
     } else if (rc == DDB_ENETWORK || rc == DDB_ETIMEDOUT) {
         network = true;
     } else {
         return rc; /* cancelled, credentials, memory: not retried */
     }
     bool retryable = rc != DDB_EPROTOCOL &&
-                     (ddb__retry_is_retryable((int)out->http.status,
+                     (skew || ddb__retry_is_retryable((int)out->http.status,
                                               out->aws_type[0] ? out->aws_type : NULL, network) ||
                       (strcmp(out->aws_type, "TransactionCanceledException") == 0 &&
                        tx_conflict_only(out->body)));
@@ -572,6 +609,13 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
         attempt_cleanup(out);
         memset(out, 0, sizeof *out);
         ddb_error_clear(&aerr);
+        /* Adaptive mode: the client's own rate limit, on the client's clock. */
+        int64_t wait_ms = c->limiter ? ddb__rate_limiter_acquire(c->limiter, ddb_clock_mono_ns(c->clock)) : 0;
+        if (wait_ms > 0 && ddb_clock_sleep(c->clock, wait_ms, cancel) != 0) {
+            rc = ddb__fail(&aerr, DDB_ECANCELED, "%s was cancelled while waiting for the "
+                           "client's rate limit", call->operation);
+            break;
+        }
         rc = attempt_once(c, call->operation, body, len, cancel, out, &aerr);
         bool retry;
         int64_t delay_ms;
@@ -789,6 +833,7 @@ struct ddb__areq {
     ddb__http_xfer *xfer;         /* the attempt in flight, or NULL */
     ddb__task step;               /* starts the next attempt */
     ddb__task stop;               /* the cancel token was set: abort */
+    bool limited;                 /* waited for the rate limit before this attempt */
     ddb__reply_fn reply;
     void *arg;
 };
@@ -864,6 +909,17 @@ static void areq_step(void *arg)
                                  : "%s was cancelled before it was sent", r->call.operation));
         return;
     }
+    /* Adaptive mode: the client's own rate limit, as a wait on the clock. */
+    if (c->limiter && !r->limited) {
+        int64_t now = ddb_clock_mono_ns(c->clock);
+        int64_t wait_ms = ddb__rate_limiter_acquire(c->limiter, now);
+        if (wait_ms > 0) {
+            r->limited = true;
+            if (ddb__sched_at(c->sched, &r->step, now + wait_ms * 1000000) == 0)
+                return;
+        }
+    }
+    r->limited = false;
     attempt_cleanup(&r->out);
     memset(&r->out, 0, sizeof r->out);
     ddb_error_clear(&r->aerr);
@@ -871,7 +927,7 @@ static void areq_step(void *arg)
     int rc = ddb__cred_get(c->creds, &cred, r->cancel, &r->aerr);
     ddb__signed s = { 0 };
     if (rc == 0) {
-        int64_t epoch_s = ddb_clock_wall_ms(c->clock) / 1000;
+        int64_t epoch_s = (ddb_clock_wall_ms(c->clock) + atomic_load(&c->skew_ms)) / 1000;
         rc = ddb__client_sign(c, r->call.operation, r->body, r->len, &cred, epoch_s, &s, &r->aerr);
         ddb__credentials_cleanup(&cred);
     }

@@ -28,6 +28,7 @@ typedef struct ddb__http_response {
     char *body;                         /* malloc'd, NUL-terminated */
     size_t len;
     char request_id[DDB_REQUEST_ID_MAX];
+    char date[40];                      /* the Date header, "" if none */
 } ddb__http_response;
 
 ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err);
@@ -79,6 +80,8 @@ struct ddb_client {
     int64_t base_delay_ms, max_backoff_ms;
     ddb__http *http;
     atomic_uint_fast64_t next_span;
+    ddb__rate_limiter *limiter; /* AWS_RETRY_MODE=adaptive, else NULL */
+    atomic_int_fast64_t skew_ms; /* the server's clock minus ours, learnt from a skew error */
     pthread_mutex_t sched_mu;  /* guards the making of what follows */
     ddb__sched *sched;         /* background time: made on first use */
     ddb__http_async *async;    /* its transfers */

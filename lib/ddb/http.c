@@ -115,6 +115,7 @@ typedef struct sink {
     size_t len, cap;
     bool oom;
     char *request_id;
+    char *date;          /* 40 bytes, or NULL */
 } sink;
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
@@ -139,24 +140,31 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+/* Copies the value of header `name` (lower case, with its colon) into out (cap bytes),
+ * when the line is that header. */
+static void header_value(const char *data, size_t n, const char *name, char *out, size_t cap)
+{
+    size_t nl = strlen(name);
+    if (!out || n <= nl || strncasecmp(data, name, nl) != 0)
+        return;
+    size_t i = nl, end = n;
+    while (i < end && (data[i] == ' ' || data[i] == '\t'))
+        i++;
+    while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' '))
+        end--;
+    size_t len = end - i;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, data + i, len);
+    out[len] = '\0';
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 {
     sink *k = arg;
     size_t n = size * nmemb;
-    static const char name[] = "x-amzn-requestid:";
-    size_t nl = sizeof name - 1;
-    if (n > nl && strncasecmp(data, name, nl) == 0) {
-        size_t i = nl, end = n;
-        while (i < end && (data[i] == ' ' || data[i] == '\t'))
-            i++;
-        while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' '))
-            end--;
-        size_t len = end - i;
-        if (len >= DDB_REQUEST_ID_MAX)
-            len = DDB_REQUEST_ID_MAX - 1;
-        memcpy(k->request_id, data + i, len);
-        k->request_id[len] = '\0';
-    }
+    header_value(data, n, "x-amzn-requestid:", k->request_id, DDB_REQUEST_ID_MAX);
+    header_value(data, n, "date:", k->date, 40);
     return n;
 }
 
@@ -285,7 +293,7 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
         nodes[i].next = i + 1 < n_headers ? &nodes[i + 1] : NULL;
     }
 
-    sink k = { .request_id = out->request_id };
+    sink k = { .request_id = out->request_id, .date = out->date };
     CURL *e = s->easy;
     s->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, n_headers ? nodes : NULL);
@@ -383,6 +391,7 @@ struct ddb__http_xfer {
     struct curl_slist *headers;
     sink k;
     char request_id[DDB_REQUEST_ID_MAX];
+    char date[40];
     char errbuf[CURL_ERROR_SIZE];
     ddb__http_done_fn done;
     void *arg;
@@ -522,7 +531,9 @@ int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t
         x->headers = l;
     }
     x->k.request_id = x->request_id;
+    x->k.date = x->date;
     x->request_id[0] = '\0';
+    x->date[0] = '\0';
     x->errbuf[0] = '\0';
     x->done = done;
     x->arg = arg;
@@ -563,6 +574,7 @@ static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
         resp.len = x->k.len;
         x->k.buf = NULL;
         memcpy(resp.request_id, x->request_id, sizeof resp.request_id);
+        memcpy(resp.date, x->date, sizeof resp.date);
         if (!resp.body)
             rc = ddb__fail(&e, DDB_ENOMEM, "out of memory");
     }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "client_util.h"
+#include "client.h"
 
 static int64_t real_ms(void)
 {
@@ -71,6 +72,33 @@ START_TEST(throttled_twice_then_success)
     ck_assert_int_eq(put_simple(tab, "a", &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 2);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 3);
+}
+END_TEST
+
+/* AWS_RETRY_MODE=adaptive: after a throttling answer the client limits its own rate
+ * (the SDKs' client-side rate limiter); the standard mode never does. */
+START_TEST(adaptive_mode_limits_after_throttling)
+{
+    ddb_table_close(tab);
+    ddb_client_free(client);
+    setenv("AWS_RETRY_MODE", "adaptive", 1);
+    open_client(&(ddb_client_options){ .retry = { .max_attempts = DDB_NO_RETRIES } });
+    unsetenv("AWS_RETRY_MODE");
+    ck_assert_ptr_nonnull(client->limiter);
+    ddb_error err;
+    ck_assert_int_eq(put_simple(tab, "a", NULL, NULL, &err), 0);
+    ck_assert(ddb__rate_limiter_fill_rate(client->limiter) == 0); /* not limiting yet */
+    fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_ERROR, .operation = "PutItem",
+                                               .count = 1 });
+    ck_assert_int_eq(put_simple(tab, "b", NULL, NULL, &err), DDB_ETHROTTLED);
+    ck_assert(ddb__rate_limiter_fill_rate(client->limiter) > 0); /* limiting now */
+    ck_assert_int_eq(put_simple(tab, "c", NULL, NULL, &err), 0);
+}
+END_TEST
+
+START_TEST(standard_mode_has_no_rate_limiter)
+{
+    ck_assert_ptr_null(client->limiter);
 }
 END_TEST
 
@@ -589,6 +617,8 @@ static Suite *transport_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, throttled_twice_then_success);
+    tcase_add_test(tc, adaptive_mode_limits_after_throttling);
+    tcase_add_test(tc, standard_mode_has_no_rate_limiter);
     tcase_add_test(tc, throttling_outlasts_retries);
     tcase_add_test(tc, server_error_is_retried);
     tcase_add_test(tc, lost_response_then_retry);
