@@ -68,6 +68,7 @@ static int make_lease(acq *a, const char *rvn, int64_t fence, bool takeover,
         dl_lease_lose(lease, DDB_LOSS_EXPIRED);
     } else {
         ddb_error e;
+        ddb_error_clear(&e);
         if (dl_heartbeat_start(lease, &e) != 0) {
             dl_lease_lose(lease, DDB_LOSS_EXPIRED);
             ddb_lease_release(lease);

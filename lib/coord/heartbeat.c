@@ -75,6 +75,7 @@ static void cleanup_start(ddb_lease *lease)
     lease->cleanup_stop = stop;
     pthread_mutex_unlock(&lease->mu);
     ddb_error e;
+    ddb_error_clear(&e);
     int rc = dl_item_release_start(lease, stop, cleanup_reply, lease, &e);
     if (rc != 0) {
         pthread_mutex_lock(&lease->mu);

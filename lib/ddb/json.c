@@ -60,10 +60,11 @@ static int b64_index(unsigned char c)
     return -1;
 }
 
-unsigned char *ddb__base64_decode(const char *text, size_t len, size_t *out_len)
+int ddb__base64_decode(const char *text, size_t len, unsigned char **decoded, size_t *out_len)
 {
+    *decoded = NULL;
     if (len % 4 != 0)
-        return NULL;
+        return DDB_EINVAL;
     size_t pad = 0;
     if (len >= 1 && text[len - 1] == '=')
         pad++;
@@ -72,7 +73,7 @@ unsigned char *ddb__base64_decode(const char *text, size_t len, size_t *out_len)
     size_t n = len / 4 * 3 - pad;
     unsigned char *out = malloc(n + 1);
     if (!out)
-        return NULL;
+        return DDB_ENOMEM;
     size_t o = 0;
     for (size_t i = 0; i < len; i += 4) {
         int q[4];
@@ -82,7 +83,7 @@ unsigned char *ddb__base64_decode(const char *text, size_t len, size_t *out_len)
             q[k] = pad_ok ? 0 : b64_index(c);
             if (q[k] < 0) {
                 free(out);
-                return NULL;
+                return DDB_EINVAL;
             }
         }
         uint32_t v = (uint32_t)q[0] << 18 | (uint32_t)q[1] << 12 | (uint32_t)q[2] << 6 | (uint32_t)q[3];
@@ -92,7 +93,8 @@ unsigned char *ddb__base64_decode(const char *text, size_t len, size_t *out_len)
     }
     out[n] = '\0';
     *out_len = n;
-    return out;
+    *decoded = out;
+    return 0;
 }
 
 /* ------------------------------------------------------------ to DynamoDB JSON */
@@ -393,8 +395,13 @@ static ddb_value *scalar_from(ddb_type t, json_object *s, int code, ddb_error *e
         return ddb_value_n(p);
     }
     size_t n;
-    unsigned char *bytes = ddb__base64_decode(p, len, &n);
-    if (!bytes) {
+    unsigned char *bytes;
+    int brc = ddb__base64_decode(p, len, &bytes, &n);
+    if (brc == DDB_ENOMEM) {
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (brc != 0) {
         ddb__fail(err, code, "a B value is not valid base64");
         return NULL;
     }

@@ -174,6 +174,7 @@ static int read_answer(const char *op, int rc, json_object *resp, const char *it
     res->consumed_capacity = consumed_of(resp);
     if (rc == 0) {
         ddb_error perr;
+        ddb_error_clear(&perr);
         int prc = ddb__item_answer(resp, item_key, res, &perr);
         if (prc != 0) {
             rc = ddb__fail(err, prc, "%s answered with a malformed item: %s", op, perr.message);

@@ -287,6 +287,7 @@ int ddb_tx_send(ddb_tx *tx, ddb_cancel *cancel, ddb_error *err)
                        .table_names = names };
     json_object *resp = NULL;
     ddb_error local;
+    ddb_error_clear(&local);
     rc = ddb__client_send(tx->client, &call, req, &resp, cancel, NULL, &local);
     if (rc == DDB_ETXCANCELED)
         read_reasons(tx, resp, local.message);
@@ -369,6 +370,7 @@ int ddb_tx_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *k
         } else {
             for (size_t i = 0; i < n && rc == 0; i++) {
                 ddb_error perr;
+                ddb_error_clear(&perr);
                 int prc = ddb__jget_item(json_object_array_get_idx(r, i), "Item", &out[i], &perr);
                 if (prc != 0)
                     rc = ddb__fail(err, prc, "TransactGetItems answered with a bad item: %s", perr.message);

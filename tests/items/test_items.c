@@ -227,7 +227,8 @@ START_TEST(base64_lengths)
         size_t elen, dlen;
         char *e = ddb__base64_encode(in, n, &elen);
         ck_assert_uint_eq(elen, (n + 2) / 3 * 4);
-        unsigned char *d = ddb__base64_decode(e, elen, &dlen);
+        unsigned char *d = NULL;
+        ck_assert_int_eq(ddb__base64_decode(e, elen, &d, &dlen), 0);
         ck_assert_ptr_nonnull(d);
         ck_assert_uint_eq(dlen, n);
         ck_assert(n == 0 || memcmp(d, in, n) == 0);
@@ -235,10 +236,15 @@ START_TEST(base64_lengths)
         free(d);
     }
     size_t dlen;
-    ck_assert_ptr_null(ddb__base64_decode("abc", 3, &dlen));
-    ck_assert_ptr_null(ddb__base64_decode("ab=c", 4, &dlen));
-    ck_assert_ptr_null(ddb__base64_decode("a*bc", 4, &dlen));
-    ck_assert_ptr_null(ddb__base64_decode("=abc", 4, &dlen));
+    unsigned char *bad = NULL;
+    ck_assert_int_eq(ddb__base64_decode("abc", 3, &bad, &dlen), DDB_EINVAL);
+    ck_assert_ptr_null(bad);
+    ck_assert_int_eq(ddb__base64_decode("ab=c", 4, &bad, &dlen), DDB_EINVAL);
+    ck_assert_ptr_null(bad);
+    ck_assert_int_eq(ddb__base64_decode("a*bc", 4, &bad, &dlen), DDB_EINVAL);
+    ck_assert_ptr_null(bad);
+    ck_assert_int_eq(ddb__base64_decode("=abc", 4, &bad, &dlen), DDB_EINVAL);
+    ck_assert_ptr_null(bad);
 }
 END_TEST
 
