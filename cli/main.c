@@ -35,12 +35,15 @@
     "  70    internal error, or an answer that could not be understood\n" \
     "  71    a system call failed (fork, pipe)\n" \
     "  74    a local I/O error\n" \
-    "  75    not acquired: another process holds the lock\n" \
+    "  75    not acquired: another process holds the lock (or, after --wait,\n" \
+    "        DynamoDB did not answer in time: the message says which)\n" \
     "  76    the lease was lost while CMD ran; CMD was stopped\n" \
     "  77    put --if-held refused: the lease no longer holds the lock\n" \
     "  78    configuration: no credentials could be found\n" \
+    "  79    a write cut short without an answer (a signal, or DynamoDB did\n" \
+    "        not answer): it may or may not have been applied\n" \
     "  126   CMD cannot be executed;  127  CMD was not found\n" \
-    "  128+N run interrupted by signal N while waiting for the lock\n"
+    "  128+N interrupted by signal N before CMD ran, or during a read\n"
 
 static const cli_command COMMANDS[] = {
     {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_WAIT |
@@ -236,11 +239,12 @@ int main(int argc, char **argv)
         return 0;
     if (rc > 0)
         return rc;
-    if (cli_signals_init() != 0) {
+    if (cli_signals_init() != 0 || cli_guard_start() != 0) {
         cli_error("cannot set up signal handling");
         return CLI_EXIT_OSERR;
     }
     rc = cmd->run(&o);
+    cli_guard_finish();
     fflush(stdout);
     return rc;
 }

@@ -153,6 +153,34 @@ get_item() { # TABLE PK
         -d "{\"TableName\":\"$1\",\"Key\":{\"pk\":{\"S\":\"$2\"}},\"ConsistentRead\":true}"
 }
 
+# ------------------------------------------------------- a DynamoDB that does not answer
+
+# hang [OPERATION] TABLE KEY: from now on, requests that match wait a minute of real time
+# before fakedb handles them (a delay fault): for the command, DynamoDB does not answer.
+# An empty OPERATION matches every operation.
+hang() {
+    local op=${1:+\"operation\":\"$1\",} key=${3:+,\"key\":\"$3\"}
+    curl -sf "$EP/fake/faults" -d "{\"kind\":\"delay\",$op\"table\":\"$2\"$key,\"delay_ms\":60000}" \
+        >/dev/null || fail "installing a delay fault"
+}
+# hung: true once a request has met the delay fault (with one fault installed).
+hung() { curl -sf "$EP/fake/faults" | grep -q '"fired":[1-9]'; }
+unhang() { curl -sf -X DELETE "$EP/fake/faults" >/dev/null || fail "removing the faults"; }
+now_ms() { date +%s%3N; }
+
+# term_hung NAME: the background command $bg (started as NAME) waits for a request that
+# met the fault; SIGTERM it and measure how long it takes to exit: $st, $err, $took (ms).
+term_hung() {
+    local t0
+    poll_until 200 hung || fail "$1: no request met the fault"
+    t0=$(now_ms)
+    kill -TERM "$bg"
+    finish "$bg"
+    took=$(($(now_ms) - t0))
+    err=$(cat "$W/$1.err")
+    [ "$took" -lt 3000 ] || fail "$1: exited $took ms after SIGTERM (bound 3000 ms)"
+}
+
 # ------------------------------------------------------------------ the server
 
 "$FAKEDB" --clock fake:1767225600000 --port 0 --port-file "$W/port" >"$W/fakedb.log" 2>&1 &
@@ -556,6 +584,109 @@ t_table() {
     expect_eq "state on a deleted table" 69 "$st"
 }
 
+t_signal_during_hung_request() {
+    # Reads: 128+N at once, saying which request DynamoDB did not answer.
+    hang GetItem cli LOCK#hung-state
+    start_bg hung_state "$DL" state "${C[@]}" hung-state
+    term_hung hung_state
+    expect_eq "state interrupted" 143 "$st"
+    expect_match "state's message" "^dynalock: cannot read lock 'hung-state' on table 'cli': interrupted by SIGTERM: DynamoDB did not answer GetItem \(waited [0-9.]+m?s\)$" "$err"
+    unhang
+    "$DL" table create hunglist --exist-ok >/dev/null
+    hang Scan hunglist
+    start_bg hung_list "$DL" list --clock server --table hunglist
+    term_hung hung_list
+    expect_eq "list interrupted" 143 "$st"
+    expect_match "list's message" "interrupted by SIGTERM: DynamoDB did not answer Scan" "$err"
+    unhang
+
+    # Writes: the outcome is unknown, 79.
+    hang TransactWriteItems items
+    start_bg hung_put "$DL" put "${C[@]}" --table items --if-held --lock-table cli \
+        --lock hung-put --owner someone --token 1 --item '{"pk":{"S":"hung-put"}}'
+    term_hung hung_put
+    expect_eq "put --if-held interrupted" 79 "$st"
+    expect_match "put's message" "^dynalock: put failed: interrupted by SIGTERM: DynamoDB did not answer TransactWriteItems \(waited [0-9.]+m?s\); the write may or may not have been applied$" "$err"
+    unhang
+    hang PutItem items hung-plain
+    start_bg hung_plain "$DL" put "${C[@]}" --table items --item '{"pk":{"S":"hung-plain"}}'
+    term_hung hung_plain
+    expect_eq "put interrupted" 79 "$st"
+    expect_match "plain put's message" "did not answer PutItem .*may or may not have been applied" "$err"
+    unhang
+    hang CreateTable hungt
+    start_bg hung_table "$DL" table create hungt
+    term_hung hung_table
+    expect_eq "table create interrupted" 79 "$st"
+    expect_match "table's message" "cannot create table 'hungt': interrupted by SIGTERM: DynamoDB did not answer CreateTable" "$err"
+    unhang
+    # simulate calls the testing helpers, which take no cancel token: the watchdog ends it.
+    hang UpdateItem cli LOCK#hung-sim
+    start_bg hung_sim "$DL" simulate "${C[@]}" holder hung-sim
+    term_hung hung_sim
+    expect_eq "simulate interrupted" 79 "$st"
+    expect_match "simulate's message" "cannot simulate holder of lock 'hung-sim' on table 'cli': interrupted by SIGTERM: DynamoDB did not answer UpdateItem .*may or may not have been applied" "$err"
+    unhang
+
+    # run: the acquire.
+    hang UpdateItem cli LOCK#hung-acq
+    start_bg hung_acq "$DL" run "${C[@]}" hung-acq -- touch "$W/hung-acq.ran"
+    term_hung hung_acq
+    expect_eq "run interrupted in its acquire" 143 "$st"
+    expect_match "run's message" "interrupted while waiting for lock 'hung-acq'" "$err"
+    [ -e "$W/hung-acq.ran" ] && fail "CMD ran without the lock"
+    unhang
+    # run: the release after CMD exited. run keeps CMD's status.
+    start_bg hung_rel "$DL" run "${C[@]}" hung-rel -- sh -c \
+        'touch "$W/hung-rel.in"; while [ ! -e "$W/hung-rel.go" ]; do sleep 0.05; done; exit 3'
+    poll_until 200 '[ -e "$W/hung-rel.in" ]' || fail "hung-rel: CMD did not start"
+    hang UpdateItem cli LOCK#hung-rel
+    touch "$W/hung-rel.go"
+    term_hung hung_rel
+    expect_eq "run interrupted in its release" 3 "$st"
+    expect_match "release message" "releasing lock 'hung-rel': interrupted by SIGTERM: DynamoDB did not answer UpdateItem .*the lock frees itself once its lease runs out" "$err"
+    unhang
+    # leader: SIGTERM while it leads; CMD exits, and the release does not answer.
+    start_bg hung_lead "$DL" leader "${C[@]}" hung-lead -- sh -c \
+        'trap "exit 0" TERM; touch "$W/hung-lead.in"; while :; do sleep 0.05; done'
+    poll_until 200 '[ -e "$W/hung-lead.in" ]' || fail "hung-lead: CMD did not start"
+    hang UpdateItem cli LOCK#hung-lead
+    local t0
+    t0=$(now_ms)
+    kill -TERM "$bg"
+    finish "$bg"
+    took=$(($(now_ms) - t0))
+    [ "$took" -lt 3000 ] || fail "leader: exited $took ms after SIGTERM (bound 3000 ms)"
+    expect_eq "leader stopped during a hung release" 0 "$st"
+    expect_match "leader's message" "releasing lock 'hung-lead': interrupted by SIGTERM: DynamoDB did not answer UpdateItem" \
+        "$(cat "$W/hung_lead.err")"
+    unhang
+}
+
+t_run_wait_hung() {
+    # --wait on the system clock, DynamoDB answering nothing about the lock: 75 on time.
+    local t0
+    hang "" cli LOCK#hung-wait
+    t0=$(now_ms)
+    capture "$DL" run --table cli --wait 2s hung-wait -- touch "$W/hung-wait.ran"
+    took=$(($(now_ms) - t0))
+    expect_eq "--wait 2s, DynamoDB hung" 75 "$st"
+    [ "$took" -ge 2000 ] || fail "--wait 2s returned after $took ms"
+    [ "$took" -lt 5000 ] || fail "--wait 2s returned after $took ms (bound 5000 ms)"
+    expect_match "--wait message" "^dynalock: lock 'hung-wait' not acquired after waiting 2s; its holder is not known: DynamoDB did not answer GetItem \(waited [0-9]+ms\)$" "$err"
+    [ -e "$W/hung-wait.ran" ] && fail "CMD ran without the lock"
+    unhang
+    # Only the writes hang: the lock reads free, and the message says so (not "held").
+    hang UpdateItem cli LOCK#hung-free
+    t0=$(now_ms)
+    capture "$DL" run --table cli --wait 2s hung-free -- touch "$W/hung-free.ran"
+    took=$(($(now_ms) - t0))
+    expect_eq "--wait 2s, writes hung" 75 "$st"
+    [ "$took" -lt 5000 ] || fail "--wait 2s returned after $took ms (bound 5000 ms)"
+    expect_match "--wait message, free lock" "^dynalock: lock 'hung-free' not acquired after waiting 2s; it is free now$" "$err"
+    unhang
+}
+
 # ------------------------------------------------------------------ the runner
 
 passed=0
@@ -563,7 +694,8 @@ failed=0
 tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_mutual_exclusion t_run_takeover_after_sigkill t_run_signal_forwarding
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
-       t_leader_lease_lost t_state_list_simulate t_table)
+       t_leader_lease_lost t_state_list_simulate t_table t_signal_during_hung_request
+       t_run_wait_hung)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do
     failures=0
