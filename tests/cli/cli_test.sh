@@ -4,6 +4,7 @@
 # time with POST /fake/clock/advance instead of sleeping for a lease, and waits for what
 # the processes do by polling with a bound, never by a fixed sleep.
 # Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST...]
+# Without TEST, every test but t_lease_deadline (ctest runs it as cli_lease_deadline).
 set -u
 DL=$1
 FAKEDB=$2
@@ -684,6 +685,91 @@ t_run_wait_hung() {
     expect_eq "--wait 2s, writes hung" 75 "$st"
     [ "$took" -lt 5000 ] || fail "--wait 2s returned after $took ms (bound 5000 ms)"
     expect_match "--wait message, free lock" "^dynalock: lock 'hung-free' not acquired after waiting 2s; it is free now$" "$err"
+    unhang
+}
+
+# The holder's renewal hangs: its CMD is signalled at the lease's deadline on the holder's
+# clock (the send time of its acquire plus the lease), before the contender's CMD starts.
+# Both CMDs note the server's clock when they act, so the order is read on the clock that
+# both dynalocks follow, not on the wall. Needs a lease that ends at its deadline whatever
+# is in flight (issue 10): a separate ctest entry, cli_lease_deadline.
+t_lease_deadline() {
+    local log=$W/deadline.log t0 d=3000
+    cat >"$W/now.sh" <<'EOS'
+#!/bin/sh
+curl -sf "$DYNALOCK_ENDPOINT/fake/clock" | sed -n 's/.*"now_ms":\([0-9]*\).*/\1/p'
+EOS
+    cat >"$W/holder.sh" <<'EOS'
+#!/bin/sh
+trap 'echo "holder-stopped $("$W/now.sh")" >> "$W/deadline.log"; exit 0' TERM
+echo "holder-started $("$W/now.sh")" >> "$W/deadline.log"
+while :; do sleep 0.05; done
+EOS
+    cat >"$W/contender.sh" <<'EOS'
+#!/bin/sh
+echo "contender-started $("$W/now.sh")" >> "$W/deadline.log"
+EOS
+    chmod +x "$W/now.sh" "$W/holder.sh" "$W/contender.sh"
+    at() { sed -n "s/^$1 //p" "$log" 2>/dev/null; }
+    server_now() { DYNALOCK_ENDPOINT=$EP "$W/now.sh"; }
+    refusals() { curl -sf "$EP/fake/stats" | sed -n 's/^{"requests":[0-9]*,"condition_failures":\([0-9]*\).*/\1/p'; }
+    gets() { curl -sf "$EP/fake/stats" | sed -n 's/.*"GetItem":{"requests":\([0-9]*\).*/\1/p' | grep . || echo 0; }
+
+    t0=$(server_now)
+    start_bg dl_holder "$DL" run "${C[@]}" --lease 3s --label holder --kill-after 5s deadline -- "$W/holder.sh"
+    local holder=$bg
+    poll_until 200 '[ -n "$(at holder-started)" ]' || fail "the holder's CMD did not start"
+    expect_eq "the holder acquired at" "$t0" "$(at holder-started)"
+    # The contender starts half a second later and is refused once (its first write).
+    advance 500
+    local before
+    before=$(refusals)
+    start_bg dl_contender "$DL" run "${C[@]}" --lease 3s --label contender deadline -- "$W/contender.sh"
+    local contender=$bg
+    poll_until 200 '[ "$(refusals)" -gt "$before" ]' || fail "the contender was not refused"
+    # The holder's next renewal hangs.
+    curl -sf "$EP/fake/faults" -d '{"kind":"delay","operation":"UpdateItem","table":"cli","key":"LOCK#deadline","count":1,"delay_ms":60000}' >/dev/null ||
+        fail "installing the delay fault"
+    # A fault with a count is removed once it has fired that many times.
+    fired_once() { ! curl -sf "$EP/fake/faults" | grep -q '"id"'; }
+    local i
+    for ((i = 0; i < 9; i++)); do
+        poll_until 10 fired_once && break
+        [ $(($(server_now) - t0 + 250)) -lt "$d" ] || break
+        advance 250
+    done
+    poll_until 100 fired_once || fail "the holder's renewal did not meet the fault before its deadline"
+    # Let the contender's polls (every second from its first look, at t0+500) happen on
+    # time, so that none of them waits until the deadline: it reads at t0+1500 and
+    # t0+2500, and could take over at t0+3500 at the earliest.
+    local k reads
+    for k in 1500 2500; do
+        [ $((t0 + k)) -gt "$(server_now)" ] || continue
+        reads=$(gets)
+        advance $((t0 + k - $(server_now)))
+        poll_until 100 '[ "$(gets)" -gt "$reads" ]' || fail "the contender did not poll at t0+$k"
+    done
+    [ -z "$(at contender-started)" ] || fail "the contender's CMD started before the deadline"
+    # The lease's deadline on the holder's clock: its CMD gets SIGTERM then, at once.
+    advance $((t0 + d - $(server_now)))
+    expect_eq "the server's clock at the deadline" $((t0 + d)) "$(server_now)"
+    poll_until 100 '[ -n "$(at holder-stopped)" ]' ||
+        fail "the holder's CMD was not signalled at its lease's deadline"
+    expect_eq "the holder's CMD stopped at the deadline" $((t0 + d)) "$(at holder-stopped)"
+    # The contender takes over once it has seen the holder unchanged for a lease.
+    advance_until 250 20 '[ -n "$(at contender-started)" ]' || fail "the contender never started"
+    local stopped started
+    stopped=$(at holder-stopped)
+    started=$(at contender-started)
+    if [ -z "$stopped" ] || [ -z "$started" ] || [ "$stopped" -ge "$started" ]; then
+        fail "the holder's CMD stopped at '$stopped', the contender's started at '$started' (server clock)"
+    fi
+    finish "$holder"
+    expect_eq "the holder's status" 76 "$st"
+    expect_match "the holder's message" "lost the lease on lock 'deadline' \(expired\) while CMD ran" \
+        "$(cat "$W/dl_holder.err")"
+    finish "$contender"
+    expect_eq "the contender's status" 0 "$st"
     unhang
 }
 
