@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -23,7 +24,8 @@ static const int FORWARD_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}
 
 static int sig_pipe[2] = {-1, -1};
 static ddb_cancel *stop_token;
-static volatile sig_atomic_t stop_signal;
+/* Lock-free, so safe in a handler; read by the main thread and the watchdog. */
+static atomic_int stop_signal;
 /* The signals whose disposition dynalock changed, to be reset in CMD; 0 = none. */
 static int installed[N_OF(FORWARD_SIGNALS) + 2];
 
@@ -82,7 +84,7 @@ static void on_signal(int sig)
     (void)w;
     for (size_t i = 0; i < N_OF(STOP_SIGNALS); i++) {
         if (sig == STOP_SIGNALS[i]) {
-            stop_signal = sig;
+            atomic_store_explicit(&stop_signal, sig, memory_order_relaxed);
             ddb_cancel_set_from_signal(stop_token);
         }
     }
@@ -133,7 +135,7 @@ ddb_cancel *cli_stop(void)
 
 int cli_stop_signal(void)
 {
-    return stop_signal;
+    return atomic_load_explicit(&stop_signal, memory_order_relaxed);
 }
 
 static int64_t now_ms(void)
@@ -220,8 +222,9 @@ int cli_child_spawn(cli_child *ch, char **argv, char **envp)
         return child_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_EXEC;
     }
     /* A stop that arrived before the group existed reaches CMD now. */
-    if (ddb_cancel_is_set(stop_token) && stop_signal)
-        kill(-pid, stop_signal);
+    int sig = cli_stop_signal();
+    if (ddb_cancel_is_set(stop_token) && sig)
+        kill(-pid, sig);
     return 0;
 }
 
