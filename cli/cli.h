@@ -10,10 +10,13 @@
 
 #include <dynalock/coord.h>
 #include <dynalock/ddb.h>
+#include <dynalock/testing.h>
 
 /* Exit statuses. 64-78 follow sysexits(3), except 76 and 77, which dynalock gives its
- * own meanings next to 75 (the three outcomes of a lock). 126/127 and 128+N follow the
- * shells. */
+ * own meanings next to 75 (the three outcomes of a lock). 79, just past sysexits' range,
+ * is the fourth outcome of a write: unknown. It is not 75 (EX_TEMPFAIL): `run` passes
+ * CMD's status on, so a `put` inside `run` that said 75 would read as "not acquired".
+ * 126/127 and 128+N follow the shells. */
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_USAGE = 64,       /* a bad argument or option */
@@ -27,6 +30,8 @@ enum {
     CLI_EXIT_LOST = 76,        /* the lease was lost while CMD ran; CMD was stopped */
     CLI_EXIT_REFUSED = 77,     /* put --if-held: the lease no longer holds the lock */
     CLI_EXIT_CONFIG = 78,      /* no credentials, or a configuration that cannot work */
+    CLI_EXIT_UNKNOWN = 79,     /* a write cut short without an answer: may or may not be
+                                  applied (interrupted, or DynamoDB did not answer) */
     CLI_EXIT_CANNOT_EXEC = 126,/* CMD was found but could not be executed */
     CLI_EXIT_NOT_FOUND = 127,  /* CMD was not found */
 };
@@ -185,6 +190,66 @@ int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms);
 int cli_child_status(const cli_child *ch);
 /* A description such as "exited with status 3" or "was killed by SIGTERM". */
 void cli_child_describe(const cli_child *ch, char *buf, size_t size);
+
+/* guard.c: the requests the command makes, and the watchdog that keeps its promise to
+ * stop within a fraction of a second of a signal whatever DynamoDB does. */
+
+/* How long a stopping command may still wait for DynamoDB once no CMD runs: enough for a
+ * release that DynamoDB answers, little enough to feel immediate. Real time. */
+#define CLI_STOP_GRACE_MS 500
+/* The same for work that waits for no request (freeing the client and its threads). */
+#define CLI_STOP_SAFETY_MS 5000
+
+/* One request (or one library call that makes requests) the command is waiting for. */
+typedef struct cli_req {
+    const char *op;            /* DynamoDB's operation, e.g. "GetItem" */
+    const char *what;          /* what it does, for messages: "cannot read lock 'a'" */
+    bool writes;               /* its outcome is unknown when it is cut short */
+    int64_t start_ms;          /* real time (CLOCK_MONOTONIC) it started */
+    int stop_status;           /* status if the watchdog ends the command during it;
+                                  -1: CLI_EXIT_UNKNOWN for a write, else 128+signal */
+    const char *stop_note;     /* said after the watchdog's message, or NULL */
+} cli_req;
+
+/* Starts the watchdog thread (after cli_signals_init): once cli_stop() is set and no CMD
+ * runs, a request still waited for has CLI_STOP_GRACE_MS (from the stop or its start,
+ * whichever is later); after that the watchdog says which request DynamoDB did not
+ * answer and ends the process with that request's stop status. Other work gets
+ * CLI_STOP_SAFETY_MS. 0, or -1. */
+int cli_guard_start(void);
+/* Stops and joins the watchdog; from then on it never ends the process. */
+void cli_guard_finish(void);
+/* CMD runs (no grace counts while it does: CMD got the signal and is stopping). */
+void cli_guard_child(bool running);
+/* Real time in milliseconds (CLOCK_MONOTONIC). */
+int64_t cli_now_ms(void);
+/* Begins a request: fills r and makes it the one the watchdog names. Fields of a begun
+ * request change only through these functions (the watchdog reads them). */
+void cli_req_begin(cli_req *r, const char *op, const char *what, bool writes);
+/* The status the watchdog ends the command with during r (instead of the default), and
+ * a note it adds to its message (may be NULL). */
+void cli_req_on_stop(cli_req *r, int status, const char *note);
+/* Ends it (the watchdog names none). */
+void cli_req_end(cli_req *r);
+/* Ends r and reports its failure: "DynamoDB did not answer OP (waited 1.2s)" when it was
+ * cut short without an answer (a signal, a deadline, the client's timeout), with "the
+ * write may or may not have been applied" for a write; otherwise as cli_fail. Returns
+ * the exit status: 128+signal (a read interrupted), CLI_EXIT_UNKNOWN (a write cut
+ * short), CLI_EXIT_UNAVAILABLE (a read that timed out), or cli_exit_for(rc). */
+int cli_req_fail(cli_req *r, int rc, const ddb_error *err);
+/* True when rc says the request was cut short without an answer. */
+bool cli_req_unanswered(int rc);
+/* "did not answer GetItem (waited 1.2s)" into buf, measured from r's start. */
+void cli_req_describe(const cli_req *r, char *buf, size_t size);
+
+/* lockstate.c: a lock's state read with a cancel token (ddb_lock_get_state takes none):
+ * one strongly consistent GetItem of the lock item, understood as the lock layer writes
+ * it. 0, DDB_ESTATE for an item that is not a lock, or the request's error. */
+int cli_lock_read(ddb_table *t, const char *name, ddb_cancel *cancel, ddb_lock_state *out,
+                  ddb_error *err);
+/* A token set when cli_stop() is, or when ms of real time have passed (ms < 0: never).
+ * NULL when out of memory. Unref it. */
+ddb_cancel *cli_deadline(int64_t ms);
 
 /* The subcommands. */
 int cli_cmd_run(cli_opts *o);

@@ -13,6 +13,9 @@ typedef struct leader_ctx {
     const char *name;
     int fatal;        /* an exit status that ends dynalock (CMD cannot be run), or 0 */
     long terms;
+    cli_req req;      /* the election's requests, for the watchdog */
+    char what[512];
+    char releasing[512];
 } leader_ctx;
 
 static void fail_work(ddb_error *err, const char *message)
@@ -43,17 +46,31 @@ static int lead(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_error *err)
         return -1;
     }
     cli_child ch;
-    int rc = cli_child_spawn(&ch, x->o->cmd, env.vars);
+    int rc = 0;
+    if (ddb_cancel_is_set(ddb_lease_ended(lease))) {
+        /* The lease ended before CMD could start: this term runs nothing. */
+        memset(&ch, 0, sizeof ch);
+        ch.lost = true;
+        ch.exited = true;
+    } else {
+        rc = cli_child_spawn(&ch, x->o->cmd, env.vars);
+        if (rc == 0)
+            rc = cli_child_wait(&ch, lease, x->o->kill_after_ms);
+    }
     cli_env_cleanup(&env);
-    if (rc == 0)
-        rc = cli_child_wait(&ch, lease, x->o->kill_after_ms);
+    if (ddb_cancel_is_set(cli_stop())) {
+        /* dynalock is stopping: what follows is the release, which the watchdog bounds. */
+        cli_req_begin(&x->req, "UpdateItem", x->releasing, false);
+        cli_req_on_stop(&x->req, CLI_EXIT_OK, "the lock frees itself once its lease runs out");
+    }
     if (rc != 0) {
         x->fatal = rc; /* CMD cannot be run: contending again would change nothing */
         fail_work(err, "CMD could not be run");
         return -1;
     }
-    char what[96];
-    cli_child_describe(&ch, what, sizeof what);
+    char what[96] = "did not start";
+    if (ch.pid)
+        cli_child_describe(&ch, what, sizeof what);
     if (ch.lost) {
         ddb_log_field lost[] = {
             {"lock", x->name}, {"fencing_token", token},
@@ -84,10 +101,18 @@ int cli_cmd_leader(cli_opts *o)
     cli_format_duration(pause_ms, pause, sizeof pause);
     ddb_log_field start[] = {{"lock", x.name}, {"table", o->table}};
     cli_log(&c, DDB_LOG_INFO, "contending for the lock", start, 2);
+    snprintf(x.what, sizeof x.what, "leader election for lock '%s' on table '%s' failed",
+             x.name, o->table);
+    snprintf(x.releasing, sizeof x.releasing, "releasing lock '%s'", x.name);
     for (;;) {
         ddb_error err;
         ddb_error_clear(&err);
+        /* Stopped by a signal, `leader` exits 0 (as documented), also when the watchdog
+         * has to end it. */
+        cli_req_begin(&x.req, "the election", x.what, false);
+        cli_req_on_stop(&x.req, CLI_EXIT_OK, NULL);
         rc = ddb_lock_run_as_leader(c.locks, x.name, o->lease_ms, lead, &x, stop, &err);
+        cli_req_end(&x.req);
         if (x.fatal) {
             rc = x.fatal;
             break;
@@ -108,10 +133,7 @@ int cli_cmd_leader(cli_opts *o)
             cli_log(&c, DDB_LOG_WARN, "CMD failed; lock handed on; contending again after "
                     "the pause", fields, 3);
         } else {
-            char what[512];
-            snprintf(what, sizeof what, "leader election for lock '%s' on table '%s' failed",
-                     x.name, o->table);
-            rc = cli_fail(what, rc, &err);
+            rc = cli_req_fail(&x.req, rc, &err);
             break;
         }
         if (ddb_clock_sleep(ddb_client_clock(c.client), pause_ms, stop) == DDB_ECANCELED) {

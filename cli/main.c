@@ -35,12 +35,15 @@
     "  70    internal error, or an answer that could not be understood\n" \
     "  71    a system call failed (fork, pipe)\n" \
     "  74    a local I/O error\n" \
-    "  75    not acquired: another process holds the lock\n" \
+    "  75    not acquired: another process holds the lock (or, after --wait,\n" \
+    "        DynamoDB did not answer in time: the message says which)\n" \
     "  76    the lease was lost while CMD ran; CMD was stopped\n" \
     "  77    put --if-held refused: the lease no longer holds the lock\n" \
     "  78    configuration: no credentials could be found\n" \
+    "  79    a write cut short without an answer (a signal, or DynamoDB did\n" \
+    "        not answer): it may or may not have been applied\n" \
     "  126   CMD cannot be executed;  127  CMD was not found\n" \
-    "  128+N run interrupted by signal N while waiting for the lock\n"
+    "  128+N interrupted by signal N before CMD ran, or during a read\n"
 
 static const cli_command COMMANDS[] = {
     {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_WAIT |
@@ -54,15 +57,16 @@ static const cli_command COMMANDS[] = {
      "DYNALOCK_SK, DYNALOCK_ENDPOINT and DYNALOCK_REGION in its environment (what\n"
      "'dynalock put --if-held' reads). SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
      "SIGUSR2 are passed on to CMD's group; the lock is released once CMD exits.\n"
-     "If the lease is lost while CMD runs, CMD's group gets SIGTERM, then SIGKILL\n"
-     "after --kill-after, and dynalock exits 76. If dynalock dies, CMD gets\n"
-     "SIGTERM.\n"
+     "If the lease is lost while CMD runs, CMD's group gets SIGTERM at once (at\n"
+     "the lease's deadline, even while a renewal hangs), then SIGKILL after\n"
+     "--kill-after, and dynalock exits 76. If dynalock dies, CMD gets SIGTERM.\n"
      "\n"
      "Options:\n"
      "  --wait DURATION     give up after this long on the client's clock, exit\n"
-     "                      75 (default: forever; 0 tries once, and so never\n"
-     "                      takes over a holder that crashed: use a little more\n"
-     "                      than one lease)\n"
+     "                      75, whatever DynamoDB does: the wait bounds every\n"
+     "                      request (default: forever; 0 tries once, and so\n"
+     "                      never takes over a holder that crashed: use a\n"
+     "                      little more than one lease)\n"
      "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
      "  --label TEXT        the holder label operators see (default: host name)\n"
      "  --kill-after DURATION\n"
@@ -236,11 +240,12 @@ int main(int argc, char **argv)
         return 0;
     if (rc > 0)
         return rc;
-    if (cli_signals_init() != 0) {
+    if (cli_signals_init() != 0 || cli_guard_start() != 0) {
         cli_error("cannot set up signal handling");
         return CLI_EXIT_OSERR;
     }
     rc = cmd->run(&o);
+    cli_guard_finish();
     fflush(stdout);
     return rc;
 }

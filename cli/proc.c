@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -23,7 +24,8 @@ static const int FORWARD_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}
 
 static int sig_pipe[2] = {-1, -1};
 static ddb_cancel *stop_token;
-static volatile sig_atomic_t stop_signal;
+/* Lock-free, so safe in a handler; read by the main thread and the watchdog. */
+static atomic_int stop_signal;
 /* The signals whose disposition dynalock changed, to be reset in CMD; 0 = none. */
 static int installed[N_OF(FORWARD_SIGNALS) + 2];
 
@@ -82,7 +84,7 @@ static void on_signal(int sig)
     (void)w;
     for (size_t i = 0; i < N_OF(STOP_SIGNALS); i++) {
         if (sig == STOP_SIGNALS[i]) {
-            stop_signal = sig;
+            atomic_store_explicit(&stop_signal, sig, memory_order_relaxed);
             ddb_cancel_set_from_signal(stop_token);
         }
     }
@@ -133,7 +135,7 @@ ddb_cancel *cli_stop(void)
 
 int cli_stop_signal(void)
 {
-    return stop_signal;
+    return atomic_load_explicit(&stop_signal, memory_order_relaxed);
 }
 
 static int64_t now_ms(void)
@@ -166,10 +168,12 @@ int cli_child_spawn(cli_child *ch, char **argv, char **envp)
         return CLI_EXIT_OSERR;
     }
     drain_signals(0);
+    cli_guard_child(true);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
+        cli_guard_child(false);
         close(err_pipe[0]);
         close(err_pipe[1]);
         cli_error("cannot start '%s': %s", argv[0], strerror(e));
@@ -213,21 +217,33 @@ int cli_child_spawn(cli_child *ch, char **argv, char **envp)
             ;
         ch->exited = true;
         ch->status = status;
+        cli_guard_child(false);
         cli_error("cannot run '%s': %s", argv[0], strerror(child_errno));
         return child_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_EXEC;
     }
     /* A stop that arrived before the group existed reaches CMD now. */
-    if (ddb_cancel_is_set(stop_token) && stop_signal)
-        kill(-pid, stop_signal);
+    int sig = cli_stop_signal();
+    if (ddb_cancel_is_set(stop_token) && sig)
+        kill(-pid, sig);
     return 0;
 }
 
 int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms)
 {
+    int rc = 0;
     int ended_fd = lease ? ddb_cancel_fd(ddb_lease_ended(lease)) : -1;
     bool watching = ended_fd >= 0;
     int64_t kill_at = -1;
     while (!ch->exited) {
+        /* The lease first: the moment it ends, CMD's group gets SIGTERM. Nothing here
+         * waits for DynamoDB or writes a log line before the signal is sent; the lease
+         * is only ever released after CMD exits, so its end is always a loss. */
+        if (watching && ddb_cancel_is_set(ddb_lease_ended(lease))) {
+            watching = false;
+            ch->lost = true;
+            kill(-ch->pid, SIGTERM);
+            kill_at = now_ms() + kill_after_ms;
+        }
         int status;
         pid_t r = waitpid(ch->pid, &status, WNOHANG);
         if (r == ch->pid) {
@@ -237,7 +253,8 @@ int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms)
         }
         if (r < 0 && errno != EINTR) {
             cli_error("cannot wait for CMD: %s", strerror(errno));
-            return CLI_EXIT_OSERR;
+            rc = CLI_EXIT_OSERR;
+            break;
         }
         int64_t now = now_ms();
         if (kill_at >= 0 && now >= kill_at) {
@@ -253,22 +270,14 @@ int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms)
         int n = poll(fds, watching ? 2 : 1, timeout);
         if (n < 0 && errno != EINTR) {
             cli_error("cannot wait for CMD: %s", strerror(errno));
-            return CLI_EXIT_OSERR;
+            rc = CLI_EXIT_OSERR;
+            break;
         }
-        if (n <= 0)
-            continue;
-        if (fds[0].revents)
+        if (n > 0 && fds[0].revents)
             drain_signals(ch->pid);
-        if (watching && fds[1].revents) {
-            watching = false;
-            if (ddb_lease_loss_reason(lease) != DDB_LOSS_NONE) {
-                ch->lost = true;
-                kill(-ch->pid, SIGTERM);
-                kill_at = now_ms() + kill_after_ms;
-            }
-        }
     }
-    return 0;
+    cli_guard_child(false);
+    return rc;
 }
 
 int cli_child_status(const cli_child *ch)

@@ -57,14 +57,27 @@ static bool is_token(const char *s)
     return true;
 }
 
+/* The read that says who holds the lock after a refusal has this much real time: it is
+ * only for the message. */
+#define HOLDER_READ_MS 2000
+
 /* Tells who holds the lock now, for the message of a refusal. */
 static void describe_holder(ddb_table *lock_table, const char *name, char *buf, size_t size)
 {
     ddb_error err;
-    ddb_lock_table *locks = ddb_lock_table_new(lock_table, NULL, &err);
+    ddb_error_clear(&err);
     ddb_lock_state st;
-    memset(&st, 0, sizeof st);
-    if (!locks || ddb_lock_get_state(locks, name, &st, &err) != 0)
+    cli_req req;
+    cli_req_begin(&req, "GetItem", "reading the lock's holder", false);
+    ddb_cancel *limit = cli_deadline(HOLDER_READ_MS);
+    int rc = limit ? cli_lock_read(lock_table, name, limit, &st, &err) : DDB_ENOMEM;
+    ddb_cancel_unref(limit);
+    cli_req_end(&req);
+    if (rc != 0 && cli_req_unanswered(rc)) {
+        char said[128];
+        cli_req_describe(&req, said, sizeof said);
+        snprintf(buf, size, "who holds it now is not known (DynamoDB %s)", said);
+    } else if (rc != 0)
         snprintf(buf, size, "its state could not be read");
     else if (!st.exists)
         snprintf(buf, size, "its item was deleted");
@@ -76,16 +89,21 @@ static void describe_holder(ddb_table *lock_table, const char *name, char *buf, 
     else
         snprintf(buf, size, "another owner holds it now with fencing token %lld",
                  (long long)st.fencing_token);
-    ddb_lock_table_free(locks);
 }
 
 static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
 {
     ddb_error err;
     ddb_error_clear(&err);
+    cli_req req;
     if (!o->if_held) {
-        int rc = ddb_put_item(c->table, item, NULL, NULL, &err);
-        return rc ? cli_fail("put failed", rc, &err) : 0;
+        cli_req_begin(&req, "PutItem", "put failed", true);
+        int rc = ddb_put_item(c->table, item, &(ddb_write_options){.cancel = cli_stop()}, NULL,
+                              &err);
+        if (rc)
+            return cli_req_fail(&req, rc, &err);
+        cli_req_end(&req);
+        return 0;
     }
     const char *lock = env_or(o->lock, "DYNALOCK_LOCK");
     const char *owner = env_or(o->owner, "DYNALOCK_OWNER");
@@ -120,8 +138,10 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
     }
     if (rc == 0)
         rc = ddb_tx_put(tx, c->table, item, NULL, NULL);
+    cli_req_begin(&req, "TransactWriteItems", "put failed", true);
     if (rc == 0)
         rc = ddb_tx_send(tx, cli_stop(), &err);
+    cli_req_end(&req);
     int status = 0;
     if (rc == DDB_ETXCANCELED &&
         ddb_tx_reason_for(tx, held) == DDB_TXFAIL_CONDITIONAL_CHECK_FAILED) {
@@ -131,7 +151,7 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
                   "it; %s", lock, token, now);
         status = CLI_EXIT_REFUSED;
     } else if (rc != 0) {
-        status = cli_fail("put failed", rc, &err);
+        status = cli_req_fail(&req, rc, &err);
     }
     ddb_tx_free(tx);
     ddb_item_free(values);

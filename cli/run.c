@@ -8,27 +8,49 @@
 
 #include "cli.h"
 
-/* One line on why the lock was not acquired, naming its holder when it can be read. */
+/* After a --wait that ran out, the state of the lock is read once more to tell who holds
+ * it; the read has this much real time, so that `run --wait` returns a fraction of a
+ * second after the wait whatever DynamoDB does. */
+#define REPORT_READ_MS 250
+
+/* One line on why the lock was not acquired: who holds it, if the lock can be read in
+ * REPORT_READ_MS; that it is free now; or that DynamoDB did not answer. */
 static void report_not_acquired(cli_conn *c, const cli_opts *o, const char *name)
 {
+    char waited[64] = "";
+    if (o->wait_ms > 0) {
+        char d[32];
+        cli_format_duration(o->wait_ms, d, sizeof d);
+        snprintf(waited, sizeof waited, " after waiting %s", d);
+    }
     ddb_lock_state st;
-    memset(&st, 0, sizeof st);
     ddb_error err;
-    char holder[DDB_HOLDER_LABEL_MAX + 64] = "another process";
-    if (ddb_lock_get_state(c->locks, name, &st, &err) == 0 && st.is_held) {
+    ddb_error_clear(&err);
+    cli_req req;
+    cli_req_begin(&req, "GetItem", "reading the lock's holder", false);
+    ddb_cancel *limit = cli_deadline(REPORT_READ_MS);
+    int rc = limit ? cli_lock_read(c->table, name, limit, &st, &err) : DDB_ENOMEM;
+    ddb_cancel_unref(limit);
+    cli_req_end(&req);
+    if (rc == 0 && st.is_held) {
+        char holder[DDB_HOLDER_LABEL_MAX + 64];
         if (st.holder_label[0])
             snprintf(holder, sizeof holder, "'%s' (fencing token %lld)", st.holder_label,
                      (long long)st.fencing_token);
         else
             snprintf(holder, sizeof holder, "another process (fencing token %lld)",
                      (long long)st.fencing_token);
-    }
-    if (o->wait_ms > 0) {
-        char waited[32];
-        cli_format_duration(o->wait_ms, waited, sizeof waited);
-        cli_error("lock '%s' not acquired: held by %s after waiting %s", name, holder, waited);
+        cli_error("lock '%s' not acquired: held by %s%s", name, holder, waited);
+    } else if (rc == 0) {
+        cli_error("lock '%s' not acquired%s; it is free now", name, waited);
+    } else if (cli_req_unanswered(rc)) {
+        char said[128];
+        cli_req_describe(&req, said, sizeof said);
+        cli_error("lock '%s' not acquired%s; its holder is not known: DynamoDB %s", name,
+                  waited, said);
     } else {
-        cli_error("lock '%s' not acquired: held by %s", name, holder);
+        cli_error("lock '%s' not acquired%s; its holder is not known: %s", name, waited,
+                  err.message[0] ? err.message : ddb_strerror(rc));
     }
 }
 
@@ -44,12 +66,16 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     cli_format_duration(o->wait_ms, patience, sizeof patience);
     ddb_log_field fields[] = {{"lock", name}, {"table", o->table}, {"wait", patience}};
     cli_log(c, DDB_LOG_INFO, "acquiring the lock", fields, 3);
+    char what[512];
+    snprintf(what, sizeof what, "cannot acquire lock '%s' on table '%s'", name, o->table);
+    cli_req req;
+    cli_req_begin(&req, "the acquire", what, false);
     if (o->wait_ms == 0) {
         rc = ddb_lock_try_acquire(c->locks, name, o->lease_ms, stop, lease, &err);
     } else if (o->wait_ms > 0) {
         ddb_cancel *wait = ddb_cancel_new_linked(stop);
         if (!wait)
-            return cli_fail("cannot acquire", DDB_ENOMEM, NULL);
+            return cli_req_fail(&req, DDB_ENOMEM, NULL);
         rc = ddb_cancel_after(wait, ddb_client_clock(c->client), o->wait_ms);
         if (rc == 0)
             rc = ddb_lock_acquire(c->locks, name, o->lease_ms, wait, lease, &err);
@@ -57,7 +83,10 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     } else {
         rc = ddb_lock_acquire(c->locks, name, o->lease_ms, stop, lease, &err);
     }
+    cli_req_end(&req);
     if (rc == DDB_ECANCELED && ddb_cancel_is_set(stop)) {
+        /* A write of the acquire may have been cut short: if DynamoDB applied it, the lock
+         * is held by a lease nobody renews, and frees itself after one lease. */
         cli_error("interrupted while waiting for lock '%s'", name);
         return 128 + cli_stop_signal();
     }
@@ -65,11 +94,8 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
         report_not_acquired(c, o, name);
         return CLI_EXIT_NOT_ACQUIRED;
     }
-    if (rc != 0) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot acquire lock '%s' on table '%s'", name, o->table);
-        return cli_fail(what, rc, &err);
-    }
+    if (rc != 0)
+        return cli_req_fail(&req, rc, &err);
     return 0;
 }
 
@@ -100,23 +126,44 @@ int cli_cmd_run(cli_opts *o)
         return cli_fail("cannot run CMD", DDB_ENOMEM, NULL);
     }
     cli_child ch;
-    rc = cli_child_spawn(&ch, o->cmd, env.vars);
+    if (ddb_cancel_is_set(ddb_lease_ended(lease))) {
+        /* The lease ended before CMD could start: CMD does not run without it. */
+        memset(&ch, 0, sizeof ch);
+        ch.lost = true;
+        ch.exited = true;
+        rc = 0;
+    } else {
+        rc = cli_child_spawn(&ch, o->cmd, env.vars);
+        if (rc == 0)
+            rc = cli_child_wait(&ch, lease, o->kill_after_ms);
+    }
     cli_env_cleanup(&env);
-    if (rc == 0)
-        rc = cli_child_wait(&ch, lease, o->kill_after_ms);
     if (rc == 0) {
         if (ch.lost) {
             char after[32];
             cli_format_duration(o->kill_after_ms, after, sizeof after);
-            cli_error("lost the lease on lock '%s' (%s) while CMD ran; CMD was stopped with "
-                      "SIGTERM%s%s", name, ddb_loss_reason_name(ddb_lease_loss_reason(lease)),
-                      ch.killed ? " and SIGKILL after " : "", ch.killed ? after : "");
+            if (!ch.pid)
+                cli_error("lost the lease on lock '%s' (%s) before CMD started; CMD did not "
+                          "run", name, ddb_loss_reason_name(ddb_lease_loss_reason(lease)));
+            else
+                cli_error("lost the lease on lock '%s' (%s) while CMD ran; CMD was stopped "
+                          "with SIGTERM%s%s", name,
+                          ddb_loss_reason_name(ddb_lease_loss_reason(lease)),
+                          ch.killed ? " and SIGKILL after " : "", ch.killed ? after : "");
             rc = CLI_EXIT_LOST;
         } else {
             rc = cli_child_status(&ch);
         }
     }
+    /* The release waits for DynamoDB (at most the lease's time left); a signal leaves it
+     * to the watchdog, which keeps CMD's status and says the lock frees itself. */
+    char what[512];
+    snprintf(what, sizeof what, "releasing lock '%s'", name);
+    cli_req req;
+    cli_req_begin(&req, "UpdateItem", what, false);
+    cli_req_on_stop(&req, rc, "the lock frees itself once its lease runs out");
     ddb_lease_release(lease);
+    cli_req_end(&req);
     cli_conn_close(&c);
     return rc;
 }

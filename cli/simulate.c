@@ -24,17 +24,23 @@ int cli_cmd_simulate(cli_opts *o)
     ddb_error_clear(&err);
     int64_t token = 0;
     const char *label = o->label_given ? o->label : "simulated";
+    char what[512];
+    snprintf(what, sizeof what, "cannot simulate %s of lock '%s' on table '%s'", action,
+             name, o->table);
+    /* The testing helpers take no cancel token: a signal during one is the watchdog's. */
+    cli_req req;
+    cli_req_begin(&req, strcmp(action, "delete") == 0 ? "DeleteItem" : "UpdateItem", what,
+                  true);
     if (strcmp(action, "holder") == 0)
         rc = ddb_lock_simulate_holder(c.locks, name, o->lease_ms, label, &token, &err);
     else if (strcmp(action, "release") == 0)
         rc = ddb_lock_simulate_release(c.locks, name, &err);
     else
         rc = ddb_lock_simulate_delete(c.locks, name, &err);
+    if (rc == 0)
+        cli_req_end(&req);
     if (rc) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot simulate %s of lock '%s' on table '%s'", action,
-                 name, o->table);
-        rc = cli_fail(what, rc, &err);
+        rc = cli_req_fail(&req, rc, &err);
     } else if (o->json) {
         fputs("{\"name\":", stdout);
         cli_json_string(name);

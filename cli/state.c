@@ -37,21 +37,23 @@ int cli_cmd_state(cli_opts *o)
 {
     const char *name = o->args[0];
     cli_conn c;
-    int rc = cli_conn_open(&c, o, true, true);
+    int rc = cli_conn_open(&c, o, true, false);
     if (rc)
         return rc;
     ddb_lock_state st;
-    memset(&st, 0, sizeof st);
     ddb_error err;
     ddb_error_clear(&err);
-    rc = ddb_lock_get_state(c.locks, name, &st, &err);
+    char what[512];
+    snprintf(what, sizeof what, "cannot read lock '%s' on table '%s'", name, o->table);
+    cli_req req;
+    cli_req_begin(&req, "GetItem", what, false);
+    rc = cli_lock_read(c.table, name, cli_stop(), &st, &err);
     if (rc) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot read lock '%s' on table '%s'", name, o->table);
-        rc = cli_fail(what, rc, &err);
+        rc = cli_req_fail(&req, rc, &err);
         cli_conn_close(&c);
         return rc;
     }
+    cli_req_end(&req);
     char lease[32] = "-";
     if (st.lease_ms > 0)
         cli_format_duration(st.lease_ms, lease, sizeof lease);
@@ -187,6 +189,10 @@ int cli_cmd_list(cli_opts *o)
     ddb_error_clear(&err);
     lock_rows rows = {0};
     ddb_pages *pages = NULL;
+    char what[512];
+    snprintf(what, sizeof what, "cannot list the locks of table '%s'", o->table);
+    cli_req req;
+    cli_req_begin(&req, "Scan", what, false);
     if (!values || ddb_item_set_s(values, ":lock", "LOCK") != 0) {
         rc = DDB_ENOMEM;
     } else {
@@ -209,10 +215,9 @@ int cli_cmd_list(cli_opts *o)
     }
     int status = 0;
     if (rc != 0) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot list the locks of table '%s'", o->table);
-        status = cli_fail(what, rc, &err);
+        status = cli_req_fail(&req, rc, &err);
     } else {
+        cli_req_end(&req);
         if (rows.n)
             qsort(rows.rows, rows.n, sizeof *rows.rows, by_name);
         print_rows(&rows, o->json);

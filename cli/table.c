@@ -21,6 +21,10 @@ int cli_cmd_table(cli_opts *o)
         return rc;
     ddb_error err;
     ddb_error_clear(&err);
+    char what[512];
+    snprintf(what, sizeof what, "cannot %s table '%s'", action, name);
+    cli_req req;
+    cli_req_begin(&req, create ? "CreateTable" : "DeleteTable", what, true);
     if (create) {
         ddb_key_schema key = {.pk = o->pk, .pk_type = DDB_S, .sk = o->sk, .sk_type = DDB_S};
         ddb_create_table_options co = {.ttl_attribute = o->ttl, .wait_active = true,
@@ -29,11 +33,10 @@ int cli_cmd_table(cli_opts *o)
     } else {
         rc = ddb_delete_table(c.client, name, cli_stop(), &err);
     }
-    if (rc) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot %s table '%s'", action, name);
-        rc = cli_fail(what, rc, &err);
-    }
+    if (rc)
+        rc = cli_req_fail(&req, rc, &err);
+    else
+        cli_req_end(&req);
     cli_conn_close(&c);
     return rc;
 }
