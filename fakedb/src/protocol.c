@@ -153,7 +153,7 @@ static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
     json_object_put(o);
 }
 
-static void answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg)
+void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg)
 {
     fakedb__reply r;
     memset(&r, 0, sizeof r);
@@ -211,12 +211,12 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
 {
     char msg[600];
     if (!rq->authorization || !rq->authorization[0]) {
-        answer_error(rs, 400, FDB_E_MISSING_AUTH, "Request is missing Authentication Token");
+        fakedb__answer_error(rs, 400, FDB_E_MISSING_AUTH, "Request is missing Authentication Token");
         return -1;
     }
     bool has_date = header(rq, "x-amz-date") || header(rq, "date");
     if (!sigv4_well_formed(rq->authorization, has_date, msg, sizeof msg)) {
-        answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
+        fakedb__answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
         return -1;
     }
     if (!db->cred_key)
@@ -227,29 +227,74 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
     case DL_SIGV4_OK:
         return 0;
     case DL_SIGV4_MISSING:
-        answer_error(rs, 400, FDB_E_MISSING_AUTH, msg[0] ? msg : "Request is missing Authentication Token");
+        fakedb__answer_error(rs, 400, FDB_E_MISSING_AUTH, msg[0] ? msg : "Request is missing Authentication Token");
         return -1;
     case DL_SIGV4_MALFORMED:
-        answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
+        fakedb__answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
         return -1;
     case DL_SIGV4_UNKNOWN_KEY:
-        answer_error(rs, 400, FDB_E_UNRECOGNIZED, msg[0] ? msg : "The security token included in the request is invalid.");
+        fakedb__answer_error(rs, 400, FDB_E_UNRECOGNIZED, msg[0] ? msg : "The security token included in the request is invalid.");
         return -1;
     default:
-        answer_error(rs, 400, FDB_E_INVALID_SIG, msg);
+        fakedb__answer_error(rs, 400, FDB_E_INVALID_SIG, msg);
         return -1;
     }
+}
+
+/* Well-formed UTF-8 as RFC 3629 defines it: no overlong forms (C0 AF), no encoded
+ * surrogates (ED A0 80), nothing past U+10FFFF. json-c's own check lets those through. */
+static bool utf8_well_formed(const unsigned char *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else
+            return false;
+        if (len - i <= n)
+            return false;
+        if (p[i + 1] < lo || p[i + 1] > hi)
+            return false;
+        for (size_t k = 2; k <= n; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+        i += n + 1;
+    }
+    return true;
 }
 
 static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *rs)
 {
     if (len == 0) {
-        answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        return NULL;
+    }
+    if (!utf8_well_formed((const unsigned char *)body, len)) {
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Invalid UTF-8 in request");
         return NULL;
     }
     json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
     if (!tok) {
-        answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
+        fakedb__answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
         return NULL;
     }
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
@@ -261,7 +306,7 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
         used++;
     if (!o || e != json_tokener_success || used != len) {
         json_object_put(o);
-        answer_error(rs, 400, FDB_E_SERIALIZATION,
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION,
                      e == json_tokener_error_depth ? "Document nesting depth exceeds the limit"
                      : e == json_tokener_error_parse_utf8_string ? "Invalid UTF-8 in request"
                                                                  : "Malformed JSON in request");
@@ -269,7 +314,7 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
     }
     if (!json_object_is_type(o, json_type_object)) {
         json_object_put(o);
-        answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
         return NULL;
     }
     return o;
@@ -286,7 +331,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
 {
     int64_t t0 = fakedb__mono_ms();
     if (rq->body_too_large) {
-        answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
+        fakedb__answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
         return;
     }
     if (check_auth(db, rq, rs))
@@ -295,11 +340,11 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     static const char prefix[] = "DynamoDB_20120810.";
     int op = target && !strncmp(target, prefix, sizeof prefix - 1) ? fakedb__op_lookup(target + sizeof prefix - 1) : -1;
     if (op < 0) {
-        answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
+        fakedb__answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
         return;
     }
     if (!content_type_ok(rq->content_type)) {
-        answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
         return;
     }
     json_object *req = parse_body(rq->body, rq->body_len, rs);
@@ -324,7 +369,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
             : strstr(hit.error_type, "Throttling") ? "Rate of requests exceeds the allowed throughput."
             : strstr(hit.error_type, "RequestLimitExceeded") ? "Throughput exceeds the current throughput limit for your account. Please contact AWS Support at https://aws.amazon.com/support request a limit increase"
             : hit.status >= 500 ? "Internal server error" : "Injected fault";
-        answer_error(rs, hit.status, type, msg);
+        fakedb__answer_error(rs, hit.status, type, msg);
         fakedb__stat_count(db, op, false);
         json_object_put(req);
         return;

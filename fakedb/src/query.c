@@ -303,7 +303,8 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
             return fakedb__fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", k_legacy_read[i]);
     json_object *lim = fakedb__json_get(req, "Limit");
     if (lim) {
-        q->limit = json_object_get_int64(lim);
+        if (fakedb__json_int_param(req, "Limit", &q->limit, r))
+            return -1;
         if (q->limit < 1)
             return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", (long long)q->limit);
     }
@@ -392,8 +393,11 @@ static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply 
         if (tot && !seg)
             return fakedb__fail_validation(r, "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
         if (tot) {
-            q.total_segments = (long)json_object_get_int64(tot);
-            q.segment = (long)json_object_get_int64(seg);
+            int64_t t = 0, sg = 0;
+            if (fakedb__json_int_param(req, "TotalSegments", &t, r) || fakedb__json_int_param(req, "Segment", &sg, r))
+                return -1;
+            q.total_segments = (long)t;
+            q.segment = (long)sg;
             if (q.total_segments < 1 || q.total_segments > 1000000)
                 return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'totalSegments' failed to satisfy constraint: Member must have value %s", q.total_segments,
                                                q.total_segments < 1 ? "greater than or equal to 1" : "less than or equal to 1000000");

@@ -672,8 +672,9 @@ static int cmp_names(const void *a, const void *b)
 
 int fakedb__op_list_tables(fakedb *db, json_object *req, fakedb__reply *r)
 {
-    json_object *lim = fakedb__json_get(req, "Limit");
-    int64_t limit = lim ? json_object_get_int64(lim) : 100;
+    int64_t limit = 100;
+    if (fakedb__json_int_param(req, "Limit", &limit, r))
+        return -1;
     if (limit < 1 || limit > 100)
         return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value %s", (long long)limit,
                                        limit < 1 ? "greater than or equal to 1" : "less than or equal to 100");

@@ -10,13 +10,18 @@
 
 fakedb *fdbt_db;
 
-void fdbt_start(const char *db_path)
+void fdbt_start_opts(const fakedb_options *o)
 {
     fakedb_error err;
+    fdbt_db = fakedb_start(o, &err);
+    ck_assert_msg(fdbt_db != NULL, "fakedb_start: %s", err.message);
+}
+
+void fdbt_start(const char *db_path)
+{
     fakedb_options o = { .fake_clock = true, .fake_clock_start_ms = 1700000000000LL,
                          .db_path = db_path, .threads = 2 };
-    fdbt_db = fakedb_start(&o, &err);
-    ck_assert_msg(fdbt_db != NULL, "fakedb_start: %s", err.message);
+    fdbt_start_opts(&o);
 }
 
 void fdbt_stop(void)

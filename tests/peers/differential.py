@@ -325,11 +325,21 @@ CASES = [
     ("ttl-missing-table", "UpdateTimeToLive", {"TableName": "Nope", "TimeToLiveSpecification": {"AttributeName": "exp", "Enabled": True}}),
     ("ttl-describe-missing-table", "DescribeTimeToLive", {"TableName": "Nope"}),
     ("ttl-describe-fresh", "DescribeTimeToLive", {"TableName": "Diff3"}),
+    ("create-raw", "CreateTable", {"TableName": "DiffRaw", "KeySchema": KEY, "AttributeDefinitions": ATTRS, "BillingMode": "PAY_PER_REQUEST"}),
     ("delete-table", "DeleteTable", {"TableName": T}),
 ]
 RAW = [
     ("malformed-json", "GetItem", b"{not json"),
     ("wrong-type-field", "GetItem", json.dumps({"TableName": 5, "Key": k("a")}).encode()),
+    ("scan-limit-fraction", "Scan", b'{"TableName": "DiffRaw", "Limit": 1.5}'),
+    ("scan-limit-1e400", "Scan", b'{"TableName": "DiffRaw", "Limit": 1e400}'),
+    ("scan-limit-1000-digits", "Scan", b'{"TableName": "DiffRaw", "Limit": ' + b"1" * 1000 + b"}"),
+    ("query-limit-past-int32", "Query", b'{"TableName": "DiffRaw", "Limit": 2147483648, "KeyConditionExpression": "pk = :v", '
+                                        b'"ExpressionAttributeValues": {":v": {"S": "a"}}}'),
+    ("put-overlong-utf8", "PutItem", b'{"TableName": "DiffRaw", "Item": {"pk": {"S": "utf\xc0\xaf"}, "sk": {"S": "A"}}}'),
+    ("put-surrogate-utf8", "PutItem", b'{"TableName": "DiffRaw", "Item": {"pk": {"S": "utf\xed\xa0\x80"}, "sk": {"S": "A"}}}'),
+    ("scan-after-bad-utf8~unordered", "Scan", b'{"TableName": "DiffRaw", "FilterExpression": "begins_with(pk, :u)", '
+                                             b'"ExpressionAttributeValues": {":u": {"S": "utf"}}}'),
 ]
 
 

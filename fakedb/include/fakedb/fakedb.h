@@ -43,6 +43,11 @@ typedef struct fakedb_options {
     const char *credentials;   /* "KEY:SECRET": verify SigV4; NULL = accept any signature */
     int threads;               /* worker threads; 0 = 4 */
     bool log_requests;         /* one line per request on stderr */
+    int idle_timeout_ms;       /* a connection with no request in progress for this long,
+                                  or a request that stalls this long, is closed; 0 = 60000 */
+    int max_connections;       /* open connections at most; 0 = from RLIMIT_NOFILE (at most
+                                  16384). Near the limit the longest-idle connections are
+                                  closed so that a new client is always answered */
 } fakedb_options;
 
 /* Starts a server; returns NULL and fills err on failure. */
