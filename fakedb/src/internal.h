@@ -215,6 +215,9 @@ json_object *fakedb__json_get(json_object *o, const char *key);
 const char *fakedb__json_str(json_object *o, const char *key);
 /* An Integer member (Limit, Segment, ...): absent leaves *out as it is; a non-integer, a
  * string or a number outside int32 is a SerializationException. */
+/* Parses stored JSON (an item, a table spec) with the request's depth limit: json-c's
+ * default of 32 is less than the JSON depth of an item nested 32 levels. */
+json_object *fakedb__json_from_text(const char *text);
 int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__reply *r);
 json_object *fakedb__json_copy(json_object *o);
 /* Copies src into dst (n bytes), truncating. */

@@ -122,10 +122,27 @@ void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o)
     size_t len = 0;
     const char *s = json_object_to_json_string_length(o, FDB_JSON_FLAGS, &len);
     rs->status = status;
-    rs->body = malloc(len + 1);
-    if (rs->body) {
+    /* C0 80 stands for NUL inside fakedb (see map_nul_escapes); each grows to \u0000. */
+    size_t nuls = 0;
+    for (const char *p = s; (p = memchr(p, 0xC0, len - (size_t)(p - s))) != NULL; p++)
+        nuls += (size_t)(p + 1 < s + len && (unsigned char)p[1] == 0x80);
+    rs->body = malloc(len + 4 * nuls + 1);
+    if (rs->body && !nuls) {
         memcpy(rs->body, s, len + 1);
         rs->body_len = len;
+    } else if (rs->body) {
+        size_t n = 0;
+        for (size_t i = 0; i < len; i++) {
+            if ((unsigned char)s[i] == 0xC0 && i + 1 < len && (unsigned char)s[i + 1] == 0x80) {
+                memcpy(rs->body + n, "\\u0000", 6);
+                n += 6;
+                i++;
+            } else {
+                rs->body[n++] = s[i];
+            }
+        }
+        rs->body[n] = 0;
+        rs->body_len = n;
     }
     rs->content_type = "application/json";
 }
@@ -282,6 +299,78 @@ static bool utf8_well_formed(const unsigned char *p, size_t len)
     return true;
 }
 
+/* json-c keeps object keys as C strings, so a NUL (\u0000) in an attribute name or map
+ * key would cut it short ("a\u0000b" would overwrite "a"), and names read with
+ * json_object_get_string would be cut too. Before parsing, such escapes in keys and in
+ * every string that is not a string AttributeValue ("S", or an element of "SS", which
+ * json-c keeps whole with its length) become the bytes C0 80: never valid UTF-8 in a
+ * request (refused by utf8_well_formed), so they stand for NUL unambiguously inside
+ * fakedb, and fakedb__resp_json writes them back as \u0000. Returns NULL when the body
+ * has no such escape (then it is used as it is), or on out of memory (*oom set). */
+static char *map_nul_escapes(const char *body, size_t len, size_t *out_len, bool *oom)
+{
+    enum { MAX_DEPTH = FDB_JSON_DEPTH + 2 };
+    *oom = false;
+    if (!memmem(body, len, "\\u0000", 6))
+        return NULL;
+    char *out = malloc(len + 1);
+    if (!out) {
+        *oom = true;
+        return NULL;
+    }
+    bool is_array[MAX_DEPTH], under_ss[MAX_DEPTH];
+    int depth = 0;
+    bool expect_key = false, last_key_s = false, last_key_ss = false;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        char c = body[i];
+        if (c != '"') {
+            if ((c == '{' || c == '[') && depth < MAX_DEPTH) {
+                is_array[depth] = c == '[';
+                under_ss[depth] = depth > 0 && !is_array[depth - 1] && last_key_ss;
+                depth++;
+                expect_key = c == '{';
+            } else if ((c == '}' || c == ']') && depth > 0) {
+                depth--;
+            } else if (c == ',') {
+                expect_key = depth > 0 && !is_array[depth - 1];
+            } else if (c == ':') {
+                expect_key = false;
+            }
+            out[o++] = c;
+            i++;
+            continue;
+        }
+        /* a string: a key, a string AttributeValue, or another string */
+        bool key = expect_key && depth > 0 && !is_array[depth - 1];
+        bool keep = !key && depth > 0 && (is_array[depth - 1] ? under_ss[depth - 1] : last_key_s);
+        size_t start = o;
+        out[o++] = body[i++];
+        while (i < len && body[i] != '"') {
+            if (body[i] == '\\' && i + 1 < len) {
+                if (!keep && body[i + 1] == 'u' && i + 6 <= len && !memcmp(body + i + 2, "0000", 4)) {
+                    out[o++] = (char)0xC0;
+                    out[o++] = (char)0x80;
+                    i += 6;
+                    continue;
+                }
+                out[o++] = body[i++];
+            }
+            out[o++] = body[i++];
+        }
+        if (i < len)
+            out[o++] = body[i++];
+        if (key) {
+            size_t n = o - start;
+            last_key_s = n == 3 && !memcmp(out + start, "\"S\"", 3);
+            last_key_ss = n == 4 && !memcmp(out + start, "\"SS\"", 4);
+        }
+    }
+    out[o] = 0;
+    *out_len = o;
+    return out;
+}
+
 static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *rs)
 {
     if (len == 0) {
@@ -292,10 +381,18 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Invalid UTF-8 in request");
         return NULL;
     }
-    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    bool oom;
+    size_t mapped_len = 0;
+    char *mapped = map_nul_escapes(body, len, &mapped_len, &oom);
+    json_tokener *tok = oom ? NULL : json_tokener_new_ex(FDB_JSON_DEPTH);
     if (!tok) {
+        free(mapped);
         fakedb__answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
         return NULL;
+    }
+    if (mapped) {
+        body = mapped;
+        len = mapped_len;
     }
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *o = json_tokener_parse_ex(tok, body, (int)len);
@@ -304,7 +401,9 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
     json_tokener_free(tok);
     while (o && used < len && (body[used] == ' ' || body[used] == '\n' || body[used] == '\r' || body[used] == '\t'))
         used++;
-    if (!o || e != json_tokener_success || used != len) {
+    bool trailing_ok = used == len;
+    free(mapped);
+    if (!o || e != json_tokener_success || !trailing_ok) {
         json_object_put(o);
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION,
                      e == json_tokener_error_depth ? "Document nesting depth exceeds the limit"

@@ -232,7 +232,7 @@ static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
     int64_t scanned = 0, count = 0, bytes = 0;
     int rc = 0, step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_object *item = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+        json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
         int64_t size = sqlite3_column_int64(st, 1);
         if (!item)
             continue;

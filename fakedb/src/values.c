@@ -50,6 +50,22 @@ int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fake
     return 0;
 }
 
+json_object *fakedb__json_from_text(const char *text)
+{
+    if (!text)
+        return NULL;
+    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok)
+        return NULL;
+    json_object *o = json_tokener_parse_ex(tok, text, -1);
+    if (json_tokener_get_error(tok) != json_tokener_success) {
+        json_object_put(o);
+        o = NULL;
+    }
+    json_tokener_free(tok);
+    return o;
+}
+
 json_object *fakedb__json_copy(json_object *o)
 {
     json_object *c = NULL;

@@ -118,8 +118,13 @@ fdbt_resp fdbt_raw(const char *method, const char *path, const char *target,
     curl_slist_free_all(hl);
     curl_easy_cleanup(c);
     r.body = b.p;
-    if (b.p)
-        r.json = json_tokener_parse(b.p);
+    if (b.p) {
+        /* deeper than json-c's default 32: items nest up to DynamoDB's limit */
+        json_tokener *tok = json_tokener_new_ex(128);
+        ck_assert_ptr_nonnull(tok);
+        r.json = json_tokener_parse_ex(tok, b.p, -1);
+        json_tokener_free(tok);
+    }
     return r;
 }
 

@@ -390,6 +390,164 @@ START_TEST(transaction_idempotency)
 }
 END_TEST
 
+
+static json_object *get_item(const char *pk)
+{
+    char body[512];
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"%s\"}},\"ConsistentRead\":true}", pk);
+    fdbt_resp r = fdbt_call("GetItem", body);
+    ck_assert_msg(r.status == 200, "GetItem: %ld %s", r.status, r.body ? r.body : "");
+    json_object *item = json_object_get(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+    return item;
+}
+
+/* An update of only REMOVE and DELETE actions on a missing item creates nothing, and a
+ * REMOVE of a nested path there is no error; with a SET it creates the item. */
+START_TEST(update_removes_only_creates_nothing)
+{
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\"}");
+    ck_assert_ptr_null(get_item("r1"));
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"DELETE s :v\","
+                            "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}}}");
+    ck_assert_ptr_null(get_item("r1"));
+    fdbt_resp r = fdbt_call("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a.b.c, l[3] DELETE s :v\","
+                                          "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}},\"ReturnValues\":\"ALL_NEW\"}");
+    ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body ? r.body : "");
+    ck_assert_ptr_null(fdbt_get(r.json, "Attributes"));
+    fdbt_free(&r);
+    ck_assert_ptr_null(get_item("r1"));
+    /* A key attribute is still not removable. */
+    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE pk\"}",
+                 "ValidationException", "Cannot update attribute pk");
+    /* A condition on the missing item is still evaluated. */
+    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\","
+                               "\"ConditionExpression\":\"attribute_exists(pk)\"}",
+                 "ConditionalCheckFailedException", NULL);
+    /* With a SET the item is created. */
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"SET x = :x REMOVE a\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1\"}}}");
+    json_object *item = get_item("r1");
+    ck_assert_ptr_nonnull(item);
+    ck_assert_str_eq(json_object_get_string(fdbt_get(item, "x.N")), "1");
+    json_object_put(item);
+    /* On an existing item REMOVE works as before. */
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE x\"}");
+    item = get_item("r1");
+    ck_assert_ptr_nonnull(item);
+    ck_assert_ptr_null(fdbt_get(item, "x"));
+    json_object_put(item);
+}
+END_TEST
+
+/* SET of several indexes past the end of a list appends them in ascending index order,
+ * whatever the order written; an index inside the list replaces in place. */
+START_TEST(update_list_appends_ascending)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"l1\"},\"l\":{\"L\":[{\"N\":\"0\"},{\"N\":\"1\"},{\"N\":\"2\"}]}}}");
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"l1\"}},"
+                            "\"UpdateExpression\":\"SET l[84] = :x, l[37] = :y, l[1] = :w, l[17] = :z\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"x\"},\":y\":{\"S\":\"y\"},\":z\":{\"S\":\"z\"},\":w\":{\"S\":\"w\"}}}");
+    json_object *item = get_item("l1");
+    json_object *l = fdbt_get(item, "l.L");
+    ck_assert_int_eq((int)json_object_array_length(l), 6);
+    const char *want[6][2] = { { "N", "0" }, { "S", "w" }, { "N", "2" }, { "S", "z" }, { "S", "y" }, { "S", "x" } };
+    for (size_t i = 0; i < 6; i++) {
+        json_object *v = fdbt_get(json_object_array_get_idx(l, i), want[i][0]);
+        ck_assert_msg(v && !strcmp(json_object_get_string(v), want[i][1]), "l[%zu] is %s", i,
+                      json_object_to_json_string(json_object_array_get_idx(l, i)));
+    }
+    json_object_put(item);
+}
+END_TEST
+
+/* A NUL character (\u0000) in an attribute name, a map key, a string value or a name in
+ * ExpressionAttributeNames is kept whole: "a\u0000b" does not overwrite "a". */
+START_TEST(nul_in_names_kept_whole)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"n\\u0000x\"},\"a\":{\"S\":\"1\"},\"a\\u0000b\":{\"S\":\"2\"},"
+                         "\"m\":{\"M\":{\"k\":{\"N\":\"1\"},\"k\\u0000z\":{\"N\":\"2\"}}},\"ss\":{\"SS\":[\"p\\u0000q\",\"p\"]}}}");
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    json_object *item = fdbt_get(r.json, "Item");
+    ck_assert_ptr_nonnull(item);
+    /* json-c reads the answer's keys as C strings too: the raw body shows them whole. */
+    ck_assert_msg(strstr(r.body, "\"a\":{\"S\":\"1\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"a\\u0000b\":{\"S\":\"2\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"k\\u0000z\":{\"N\":\"2\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"k\":{\"N\":\"1\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"p\\u0000q\""), "%s", r.body);
+    fdbt_free(&r);
+    /* The item "n" (the key cut at the NUL) does not exist. */
+    ck_assert_ptr_null(get_item("n"));
+    /* An expression name with a NUL names that attribute, not "a". */
+    r = fdbt_call("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}},\"UpdateExpression\":\"SET #n = :v\","
+                                "\"ExpressionAttributeNames\":{\"#n\":\"a\\u0000b\"},\"ExpressionAttributeValues\":{\":v\":{\"S\":\"3\"}},"
+                                "\"ReturnValues\":\"UPDATED_NEW\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_msg(strstr(r.body, "{\"Attributes\":{\"a\\u0000b\":{\"S\":\"3\"}}}"), "%s", r.body);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}},\"ProjectionExpression\":\"a\"}");
+    ck_assert_msg(strstr(r.body, "{\"Item\":{\"a\":{\"S\":\"1\"}}}"), "%s", r.body);
+    fdbt_free(&r);
+    /* A table name with a NUL is not the table before it. */
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\\u0000x\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_msg(strstr(r.body, "Value 'Locks\\u0000x' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern"),
+                  "%s", r.body);
+    fdbt_free(&r);
+    expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\\u0000x\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}}]}}}", "ValidationException", NULL);
+}
+END_TEST
+
+static void nested_json(char *out, size_t cap, int levels)
+{
+    size_t o = 0;
+    for (int i = 0; i < levels; i++)
+        o += (size_t)snprintf(out + o, cap - o, i % 2 ? "{\"L\":[" : "{\"M\":{\"m\":");
+    o += (size_t)snprintf(out + o, cap - o, "{\"S\":\"leaf\"}");
+    for (int i = levels - 1; i >= 0; i--)
+        o += (size_t)snprintf(out + o, cap - o, i % 2 ? "]}" : "}}");
+    ck_assert_uint_lt(o, cap);
+}
+
+/* Nesting stops at DynamoDB's limit (an attribute of 31 nested maps or lists is the
+ * deepest accepted, as DynamoDB Local and AWS's "32 levels" count it), and whatever is
+ * accepted reads back (json-c's default depth made deep items unreadable: HTTP 500). */
+START_TEST(deep_nesting_limit_and_readable)
+{
+    char v[4096], body[8192];
+    for (int levels = 14; levels <= 31; levels += 17) {
+        nested_json(v, sizeof v, levels);
+        snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep%d\"},\"d\":%s}}", levels, v);
+        expect_ok("PutItem", body);
+        char key[32];
+        snprintf(key, sizeof key, "deep%d", levels);
+        json_object *item = get_item(key);
+        ck_assert_ptr_nonnull(item);
+        ck_assert_str_eq(json_object_to_json_string_ext(fdbt_get(item, "d"), JSON_C_TO_STRING_PLAIN), v);
+        json_object_put(item);
+    }
+    expect_ok("Scan", "{\"TableName\":\"Locks\"}");
+    expect_ok("Query", "{\"TableName\":\"Locks\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"deep31\"}}}");
+    expect_ok("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"deep31\"}}]}}}");
+    expect_ok("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}}}}]}");
+    nested_json(v, sizeof v, 32);
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep32\"},\"d\":%s}}", v);
+    expect_error("PutItem", body, "ValidationException", "Nesting Levels have exceeded supported limits");
+    /* An update that nests deeper is refused, or else its item still reads back. */
+    nested_json(v, sizeof v, 1);
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}},\"UpdateExpression\":\"SET d.m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].x = :v\","
+                                "\"ExpressionAttributeValues\":{\":v\":%s}}", v);
+    fdbt_resp r = fdbt_call("UpdateItem", body);
+    ck_assert_msg(r.status == 400 || r.status == 200, "%ld %s", r.status, r.body ? r.body : "");
+    fdbt_free(&r);
+    json_object *item = get_item("deep31");
+    ck_assert_ptr_nonnull(item);
+    json_object_put(item);
+}
+END_TEST
+
 static Suite *items_suite(void)
 {
     Suite *s = suite_create("fakedb_items");
@@ -404,6 +562,10 @@ static Suite *items_suite(void)
     tcase_add_test(tc, delete_all_old);
     tcase_add_test(tc, key_validation);
     tcase_add_test(tc, value_validation);
+    tcase_add_test(tc, update_removes_only_creates_nothing);
+    tcase_add_test(tc, update_list_appends_ascending);
+    tcase_add_test(tc, nul_in_names_kept_whole);
+    tcase_add_test(tc, deep_nesting_limit_and_readable);
     suite_add_tcase(s, tc);
     return s;
 }
