@@ -61,6 +61,7 @@ typedef struct fakedb__reply {
     char message[1024];
     json_object *body;          /* owned */
     bool condition_failure;
+    const struct fakedb__fault_hit *unprocessed; /* an unprocessed fault for this batch */
 } fakedb__reply;
 
 /* Sets a 400 error (500 for InternalServerError) and returns -1. */
@@ -296,7 +297,12 @@ typedef struct fakedb__fault_hit {
     char error_type[128];
     int status;
     int64_t delay_ms;
+    char table[256];            /* the fault's filters; "" = any */
+    char key[2100];
 } fakedb__fault_hit;
+/* Whether an unprocessed fault covers one batch entry (its table, and the attributes
+ * holding its partition key `pk`). */
+bool fakedb__fault_covers(const fakedb__fault_hit *h, const char *table, const char *pk, json_object *attrs);
 bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
                          fakedb_fault_kind kind, fakedb__fault_hit *hit);
 json_object *fakedb__faults_json(fakedb *db);

@@ -474,6 +474,10 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         return;
     }
     bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
+    fakedb__fault_hit unprocessed;
+    if ((!strcmp(name, "BatchWriteItem") || !strcmp(name, "BatchGetItem")) &&
+        fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed))
+        r.unprocessed = &unprocessed;
     k_ops[op].fn(db, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, &r);
