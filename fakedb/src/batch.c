@@ -70,7 +70,11 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
     json_object_object_foreach(ri, tn, spec) {
         (void)tn;
         json_object *keys = fakedb__json_get(spec, "Keys");
-        if (!keys || !json_object_is_type(keys, json_type_array) || json_object_array_length(keys) == 0)
+        if (keys && !json_object_is_type(keys, json_type_array))
+            return fakedb__fail(r, FDB_E_SERIALIZATION, json_object_is_type(keys, json_type_object)
+                                                            ? "Start of structure or map found where not expected."
+                                                            : "Unexpected value type in payload");
+        if (!keys || json_object_array_length(keys) == 0)
             return fakedb__fail_validation(r, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must not be null", tn);
         total += json_object_array_length(keys);
     }

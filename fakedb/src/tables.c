@@ -907,6 +907,11 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must not be null");
     if (!en)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null");
+    if (!json_object_is_type(en, json_type_boolean))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean",
+                            json_object_is_type(en, json_type_string) ? "STRING_VALUE"
+                            : json_object_is_type(en, json_type_int) || json_object_is_type(en, json_type_double) ? "NUMBER_VALUE"
+                                                                                                                 : "Value");
     bool enable = json_object_get_boolean(en);
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);

@@ -548,6 +548,64 @@ START_TEST(deep_nesting_limit_and_readable)
 }
 END_TEST
 
+
+/* Limits and error classes: a transaction's 4 MB, a key of the wrong type inside a
+ * transaction (cancelled with a ValidationError reason), JSON of the wrong shape
+ * (SerializationException), UpdateTimeToLive's Enabled a boolean, and the function
+ * argument rules of the expression language. */
+START_TEST(limits_and_error_classes)
+{
+    size_t cap = 5 * 1024 * 1024;
+    char *big = malloc(cap);
+    ck_assert_ptr_nonnull(big);
+    size_t o = (size_t)snprintf(big, cap, "{\"TransactItems\":[");
+    for (int i = 0; i < 11; i++) {
+        o += (size_t)snprintf(big + o, cap - o, "%s{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"t%d\"},\"v\":{\"S\":\"", i ? "," : "", i);
+        memset(big + o, 'x', 390 * 1024);
+        o += 390 * 1024;
+        o += (size_t)snprintf(big + o, cap - o, "\"}}}}");
+    }
+    snprintf(big + o, cap - o, "]}");
+    expect_error("TransactWriteItems", big, "ValidationException", "Transaction payload size cannot exceed 4MB. Payload Size: 4393016");
+    free(big);
+
+    fdbt_resp r = fdbt_call("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                                                  "{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"N\":\"1\"}}}}]}");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(fdbt_error(&r), "TransactionCanceledException");
+    ck_assert_str_eq(fdbt_str(&r, "Message"), "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError]");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Code"), "None");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.1.Code"), "ValidationError");
+    ck_assert_msg(strstr(fdbt_str(&r, "CancellationReasons.1.Message"), "Type mismatch for key"), "%s", r.body);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item")); /* nothing applied */
+    fdbt_free(&r);
+
+    expect_error("TransactWriteItems", "{\"TransactItems\":{\"Put\":{}}}", "SerializationException", "Start of structure or map found where not expected.");
+    expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":{\"pk\":{\"S\":\"a\"}}}}}", "SerializationException",
+                 "Start of structure or map found where not expected.");
+    expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":\"yes\",\"AttributeName\":\"exp\"}}",
+                 "SerializationException", NULL);
+    expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":1,\"AttributeName\":\"exp\"}}",
+                 "SerializationException", NULL);
+    r = fdbt_call("DescribeTimeToLive", "{\"TableName\":\"Locks\"}");
+    ck_assert_str_eq(fdbt_str(&r, "TimeToLiveDescription.TimeToLiveStatus"), "DISABLED");
+    fdbt_free(&r);
+
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"size(size(a)) > :z\","
+                            "\"ExpressionAttributeValues\":{\":z\":{\"N\":\"1\"}}}",
+                 "ValidationException", "Incorrect operand type for operator or function; operator or function: size, operand type: N");
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"contains(a, a)\"}",
+                 "ValidationException", "The first operand must be distinct from the remaining operands for this operator or function; operator: contains");
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
+                         "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"S\"}}}");
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
+                            "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"N\"}}}",
+                 "ConditionalCheckFailedException", NULL);
+}
+END_TEST
+
 static Suite *items_suite(void)
 {
     Suite *s = suite_create("fakedb_items");
@@ -566,6 +624,7 @@ static Suite *items_suite(void)
     tcase_add_test(tc, update_list_appends_ascending);
     tcase_add_test(tc, nul_in_names_kept_whole);
     tcase_add_test(tc, deep_nesting_limit_and_readable);
+    tcase_add_test(tc, limits_and_error_classes);
     suite_add_tcase(s, tc);
     return s;
 }

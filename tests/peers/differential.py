@@ -343,6 +343,18 @@ CASES = [
     ("ttl-describe-missing-table", "DescribeTimeToLive", {"TableName": "Nope"}),
     ("ttl-describe-fresh", "DescribeTimeToLive", {"TableName": "Diff3"}),
     ("create-raw", "CreateTable", {"TableName": "DiffRaw", "KeySchema": KEY, "AttributeDefinitions": ATTRS, "BillingMode": "PAY_PER_REQUEST"}),
+    ("tx-over-4mb", "TransactWriteItems", {"TransactItems": [{"Put": {"TableName": "DiffRaw", "Item": {**k("t%d" % i), "v": {"S": "x" * (390 * 1024)}}}}
+                                                              for i in range(11)]}),
+    ("tx-wrong-key-type", "TransactWriteItems", {"TransactItems": [{"Put": {"TableName": "DiffRaw", "Item": k("tw")}},
+                                                                   {"Put": {"TableName": "DiffRaw", "Item": {"pk": {"N": "1"}, "sk": {"S": "A"}}}}]}),
+    ("tx-items-object", "TransactWriteItems", {"TransactItems": {"Put": {"TableName": "DiffRaw", "Item": k("tw")}}}),
+    ("batch-get-keys-object", "BatchGetItem", {"RequestItems": {"DiffRaw": {"Keys": k("tw")}}}),
+    ("ttl-enabled-string", "UpdateTimeToLive", {"TableName": "DiffRaw", "TimeToLiveSpecification": {"Enabled": "yes", "AttributeName": "exp"}}),
+    ("ttl-enabled-number", "UpdateTimeToLive", {"TableName": "DiffRaw", "TimeToLiveSpecification": {"Enabled": 1, "AttributeName": "exp"}}),
+    ("cond-size-of-size", "PutItem", {"TableName": "DiffRaw", "Item": k("fn"), "ConditionExpression": "size(size(a)) > :z", V: {":z": {"N": "1"}}}),
+    ("cond-contains-same-path", "PutItem", {"TableName": "DiffRaw", "Item": k("fn"), "ConditionExpression": "contains(a, a)"}),
+    ("cond-attribute-type-of-value", "PutItem", {"TableName": "DiffRaw", "Item": k("fn"), "ConditionExpression": "attribute_type(:v, :t)",
+                                                 V: {":v": {"S": "x"}, ":t": {"S": "S"}}}),
     ("delete-table", "DeleteTable", {"TableName": T}),
 ]
 RAW = [
