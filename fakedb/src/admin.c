@@ -122,6 +122,10 @@ static json_object *stats_json(fakedb *db)
         json_object_object_add(ops, fakedb__op_name(i), e);
     }
     json_object_object_add(o, "operations", ops);
+    pthread_mutex_lock(&db->conn_lock);
+    unsigned conns = db->conn_count;
+    pthread_mutex_unlock(&db->conn_lock);
+    json_object_object_add(o, "connections", json_object_new_int64(conns));
     return o;
 }
 
