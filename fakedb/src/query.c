@@ -296,6 +296,45 @@ static const char *const k_query_params[] = { "KeyConditionExpression", "FilterE
 static const char *const k_scan_params[] = { "FilterExpression", "ProjectionExpression", NULL };
 static const char *const k_legacy_read[] = { "KeyConditions", "QueryFilter", "ScanFilter", "ConditionalOperator", NULL };
 
+static bool projected(const qstate *q, const char *name)
+{
+    const char *keys[4] = { q->t->pk, q->t->sk, q->ix->pk, q->ix->sk };
+    for (int i = 0; i < 4; i++)
+        if (keys[i] && !strcmp(keys[i], name))
+            return true;
+    for (size_t i = 0; q->ix->projection == FDB_PROJ_INCLUDE && i < q->ix->n_include; i++)
+        if (!strcmp(q->ix->include[i], name))
+            return true;
+    return false;
+}
+
+/* A GSI without projection ALL answers only what it projects: asking for more is a
+ * ValidationException naming what is missing (DynamoDB; an empty answer before). */
+static int gsi_unprojected(const qstate *q, const char *iname, fakedb__reply *r)
+{
+    char missing[512];
+    size_t o = 0;
+    missing[0] = 0;
+    size_t n_atg = q->attrs_to_get && json_object_is_type(q->attrs_to_get, json_type_array) ? json_object_array_length(q->attrs_to_get) : 0;
+    for (int i = 0;; i++) {
+        const char *name = NULL;
+        if (q->proj)
+            name = fakedb__expr_projection_name(q->proj, i);
+        else if ((size_t)i < n_atg)
+            name = json_object_get_string(json_object_array_get_idx(q->attrs_to_get, (size_t)i));
+        if (!name)
+            break;
+        if (projected(q, name) || o >= sizeof missing - 1)
+            continue;
+        int k = snprintf(missing + o, sizeof missing - o, "%s%s", o ? ", " : "", name);
+        if (k > 0)
+            o = o + (size_t)k < sizeof missing ? o + (size_t)k : sizeof missing - 1;
+    }
+    if (!o)
+        return 0;
+    return fakedb__fail_validation(r, "One or more parameter values were invalid: Global secondary index %s does not project [%s]", iname, missing);
+}
+
 static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     for (size_t i = 0; k_legacy_read[i]; i++)
@@ -352,6 +391,8 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
         }
         if (!q->ix->global && has_proj)
             q->all_attrs = true;    /* an LSI fetches non-projected attributes from the table */
+        if (q->ix->global && has_proj && q->ix->projection != FDB_PROJ_ALL && gsi_unprojected(q, iname, r))
+            return -1;
     } else if (sel && !strcmp(sel, "ALL_PROJECTED_ATTRIBUTES")) {
         return fakedb__fail_validation(r, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     }

@@ -355,6 +355,11 @@ CASES = [
     ("cond-contains-same-path", "PutItem", {"TableName": "DiffRaw", "Item": k("fn"), "ConditionExpression": "contains(a, a)"}),
     ("cond-attribute-type-of-value", "PutItem", {"TableName": "DiffRaw", "Item": k("fn"), "ConditionExpression": "attribute_type(:v, :t)",
                                                  V: {":v": {"S": "x"}, ":t": {"S": "S"}}}),
+    ("query-gsi-unprojected", "Query", {"TableName": T, "IndexName": "byG", "KeyConditionExpression": "g = :g", V: {":g": {"S": "G1"}},
+                                        "ProjectionExpression": "n, pk, g"}),
+    ("scan-gsi-unprojected", "Scan", {"TableName": T, "IndexName": "byG", "ProjectionExpression": "pk, s"}),
+    ("query-gsi-projected-keys~unordered", "Query", {"TableName": T, "IndexName": "byG", "KeyConditionExpression": "g = :g", V: {":g": {"S": "G1"}},
+                                           "ProjectionExpression": "pk, sk, g"}),
     ("delete-table", "DeleteTable", {"TableName": T}),
 ]
 RAW = [
