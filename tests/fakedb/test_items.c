@@ -606,6 +606,37 @@ START_TEST(limits_and_error_classes)
 }
 END_TEST
 
+
+/* An index needs a projection type, and key attribute names (and projected ones) are
+ * 1 to 255 characters. */
+START_TEST(table_projection_and_name_limits)
+{
+    char body[4096], name[300];
+    expect_error("CreateTable", "{\"TableName\":\"GsiP\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                                "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{}}],"
+                                "\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 "ValidationException", "Indexes must have a projection specified");
+    for (int len = 256; len >= 255; len--) {
+        memset(name, 'p', (size_t)len);
+        name[len] = 0;
+        snprintf(body, sizeof body, "{\"TableName\":\"Long%d\",\"KeySchema\":[{\"AttributeName\":\"%s\",\"KeyType\":\"HASH\"}],"
+                                    "\"AttributeDefinitions\":[{\"AttributeName\":\"%s\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 len, name, name);
+        if (len == 256)
+            expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
+        else
+            expect_ok("CreateTable", body);
+    }
+    snprintf(body, sizeof body, "{\"TableName\":\"GsiI\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                                "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
+                                "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"%sp\"]}}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+             name);
+    expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
+}
+END_TEST
+
 static Suite *items_suite(void)
 {
     Suite *s = suite_create("fakedb_items");
@@ -636,6 +667,7 @@ static Suite *tables_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tables_lifecycle);
+    tcase_add_test(tc, table_projection_and_name_limits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -360,6 +360,13 @@ CASES = [
     ("scan-gsi-unprojected", "Scan", {"TableName": T, "IndexName": "byG", "ProjectionExpression": "pk, s"}),
     ("query-gsi-projected-keys~unordered", "Query", {"TableName": T, "IndexName": "byG", "KeyConditionExpression": "g = :g", V: {":g": {"S": "G1"}},
                                            "ProjectionExpression": "pk, sk, g"}),
+    ("create-gsi-empty-projection", "CreateTable", {"TableName": "DiffGsiP", "KeySchema": KEY[:1], "AttributeDefinitions": ATTRS[:1] + [{"AttributeName": "g", "AttributeType": "S"}],
+                                                    "GlobalSecondaryIndexes": [{"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {}}],
+                                                    "BillingMode": "PAY_PER_REQUEST"}),
+    ("create-key-name-256", "CreateTable", {"TableName": "DiffLong", "KeySchema": [{"AttributeName": "p" * 256, "KeyType": "HASH"}],
+                                            "AttributeDefinitions": [{"AttributeName": "p" * 256, "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}),
+    ("create-key-name-255", "CreateTable", {"TableName": "DiffLong", "KeySchema": [{"AttributeName": "p" * 255, "KeyType": "HASH"}],
+                                            "AttributeDefinitions": [{"AttributeName": "p" * 255, "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}),
     ("delete-table", "DeleteTable", {"TableName": T}),
 ]
 RAW = [
