@@ -173,14 +173,15 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
         fakedb__reply sub;
         memset(&sub, 0, sizeof sub);
         outcome[i] = fakedb__write_eval(db, &w[i], &sub);
-        if (outcome[i] < 0 && sub.type && strcmp(sub.type, FDB_E_VALIDATION)) {
-            fakedb__fail(r, sub.type, "%s", sub.message);
+        /* An action that cannot be evaluated (an update naming a missing operand, an
+         * item grown past 400 KB) fails the whole request, as DynamoDB does; only keys
+         * that do not fit (above) become ValidationError reasons. */
+        if (outcome[i] < 0) {
+            fakedb__fail(r, sub.type ? sub.type : FDB_E_INTERNAL, "%s", sub.message);
             json_object_put(sub.body);
             rc = -1;
             goto out;
         }
-        if (outcome[i] < 0)
-            fakedb__copy_str(msgs[i], sizeof msgs[i], sub.message);
         json_object_put(sub.body);
         failed = failed || outcome[i] != 0;
     }

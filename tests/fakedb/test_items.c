@@ -582,6 +582,14 @@ START_TEST(limits_and_error_classes)
     ck_assert_ptr_null(fdbt_get(r.json, "Item")); /* nothing applied */
     fdbt_free(&r);
 
+    /* An update that cannot be evaluated fails the whole request instead. */
+    expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                                       "{\"Update\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"UpdateExpression\":\"SET x = y + :one\","
+                                       "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}}]}",
+                 "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
     expect_error("TransactWriteItems", "{\"TransactItems\":{\"Put\":{}}}", "SerializationException", "Start of structure or map found where not expected.");
     expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":{\"pk\":{\"S\":\"a\"}}}}}", "SerializationException",
                  "Start of structure or map found where not expected.");
