@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char k_usage[] =
     "usage: fakedb [--host ADDR] [--port N] [--port-file PATH] [--db PATH]\n"
     "              [--clock system|fake[:EPOCH_MS]] [--credentials KEY:SECRET]\n"
-    "              [--threads N] [--log] [--help] [--version]\n";
+    "              [--threads N] [--idle-timeout MS] [--max-connections N] [--log]\n"
+    "              [--help] [--version]\n";
 
 static const char k_help[] =
     "A fake DynamoDB server: DynamoDB's JSON protocol over HTTP, stored in sqlite.\n"
@@ -27,6 +29,10 @@ static const char k_help[] =
     "                          POST /fake/clock/advance and /fake/clock/set\n"
     "  --credentials KEY:SECRET  verify SigV4 signatures with this key\n"
     "  --threads N             worker threads (default 4)\n"
+    "  --idle-timeout MS       close a connection idle (or a request stalled) this long\n"
+    "                          (default 60000)\n"
+    "  --max-connections N     open connections at most (default: from the descriptor\n"
+    "                          limit, at most 16384); the longest idle make room\n"
     "  --log                   one line per request on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -89,7 +95,7 @@ int main(int argc, char **argv)
         name[nl] = 0;
         static const char *const known[] = { "--help", "--version", "--log", "--host", "--port",
                                              "--threads", "--port-file", "--db", "--credentials",
-                                             "--clock", NULL };
+                                             "--clock", "--idle-timeout", "--max-connections", NULL };
         bool is_known = false;
         for (size_t k = 0; known[k]; k++)
             is_known = is_known || !strcmp(name, known[k]);
@@ -128,6 +134,14 @@ int main(int argc, char **argv)
             if (parse_int(val, 1, 256, &v))
                 return usage_error("bad --threads", val);
             o.threads = (int)v;
+        } else if (!strcmp(name, "--idle-timeout")) {
+            if (parse_int(val, 1, 86400000, &v))
+                return usage_error("bad --idle-timeout", val);
+            o.idle_timeout_ms = (int)v;
+        } else if (!strcmp(name, "--max-connections")) {
+            if (parse_int(val, 4, 1000000, &v))
+                return usage_error("bad --max-connections", val);
+            o.max_connections = (int)v;
         } else if (!strcmp(name, "--port-file")) {
             if (!*val)
                 return usage_error("bad --port-file", val);
@@ -169,6 +183,13 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Every connection is a descriptor: take all the process may have (the library sizes
+     * its connection limit from it). */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 
     fakedb_error err;
     fakedb *db = fakedb_start(&o, &err);

@@ -80,8 +80,10 @@ static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
         f.kind = FAKEDB_FAULT_DELAY;
     else if (!strcmp(kind, "lost_response"))
         f.kind = FAKEDB_FAULT_LOST_RESPONSE;
+    else if (!strcmp(kind, "unprocessed"))
+        f.kind = FAKEDB_FAULT_UNPROCESSED;
     else {
-        reply_error(rs, 400, "kind must be error, delay or lost_response");
+        reply_error(rs, 400, "kind must be error, delay, lost_response or unprocessed");
         return 0;
     }
     int64_t v;
@@ -120,6 +122,10 @@ static json_object *stats_json(fakedb *db)
         json_object_object_add(ops, fakedb__op_name(i), e);
     }
     json_object_object_add(o, "operations", ops);
+    pthread_mutex_lock(&db->conn_lock);
+    unsigned conns = db->conn_count;
+    pthread_mutex_unlock(&db->conn_lock);
+    json_object_object_add(o, "connections", json_object_new_int64(conns));
     return o;
 }
 

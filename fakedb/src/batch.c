@@ -1,6 +1,7 @@
 /* batch.c: BatchGetItem (up to 100 keys over several tables) and BatchWriteItem (up to
- * 25 puts and deletes). Every request in a batch is validated before any is applied;
- * the fake never leaves items unprocessed. */
+ * 25 puts and deletes). Every request in a batch is validated before any is applied.
+ * Entries are left unprocessed only by an `unprocessed` fault: those come back in
+ * UnprocessedKeys/UnprocessedItems, untouched, for the client to retry. */
 #include "internal.h"
 #include "expr.h"
 
@@ -69,7 +70,11 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
     json_object_object_foreach(ri, tn, spec) {
         (void)tn;
         json_object *keys = fakedb__json_get(spec, "Keys");
-        if (!keys || !json_object_is_type(keys, json_type_array) || json_object_array_length(keys) == 0)
+        if (keys && !json_object_is_type(keys, json_type_array))
+            return fakedb__fail(r, FDB_E_SERIALIZATION, json_object_is_type(keys, json_type_object)
+                                                            ? "Start of structure or map found where not expected."
+                                                            : "Unexpected value type in payload");
+        if (!keys || json_object_array_length(keys) == 0)
             return fakedb__fail_validation(r, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must not be null", tn);
         total += json_object_array_length(keys);
     }
@@ -77,6 +82,7 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
         return fakedb__fail_validation(r, "Too many items requested for the BatchGetItem call");
     json_object *responses = json_object_new_object();
     json_object *caps = json_object_new_array();
+    json_object *unprocessed = json_object_new_object();
     int rc = 0;
     fakedb__key *keys = calloc(total ? total : 1, sizeof *keys);
     if (!keys) {
@@ -108,9 +114,14 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
                     rc = fakedb__fail_validation(r, "Provided list of item keys contains duplicates");
         }
         json_object *items = json_object_new_array();
+        json_object *skipped = json_object_new_array();
         double units = 0;
         for (size_t i = 0; rc == 0 && i < n; i++) {
             json_object *item = NULL;
+            if (r->unprocessed && fakedb__fault_covers(r->unprocessed, name, t->pk, json_object_array_get_idx(klist, i))) {
+                json_object_array_add(skipped, json_object_get(json_object_array_get_idx(klist, i)));
+                continue;
+            }
             if (fakedb__item_get(db, t, &keys[i], &item)) {
                 rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
                 break;
@@ -123,9 +134,20 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
         if (rc == 0) {
             json_object_object_add(responses, name, items);
             add_units(caps, name, units);
+            if (json_object_array_length(skipped)) {
+                /* the table's KeysAndAttributes as sent, with only the keys not read */
+                json_object *left = json_object_new_object();
+                json_object_object_foreach(tspec, sk, sv) {
+                    if (strcmp(sk, "Keys"))
+                        json_object_object_add(left, sk, json_object_get(sv));
+                }
+                json_object_object_add(left, "Keys", json_object_get(skipped));
+                json_object_object_add(unprocessed, name, left);
+            }
         } else {
             json_object_put(items);
         }
+        json_object_put(skipped);
         fakedb__expr_free(proj);
         fakedb__expr_ctx_free(ctx);
         json_object_put(treq);
@@ -137,11 +159,12 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
     if (rc) {
         json_object_put(responses);
         json_object_put(caps);
+        json_object_put(unprocessed);
         return rc;
     }
     r->body = json_object_new_object();
     json_object_object_add(r->body, "Responses", responses);
-    json_object_object_add(r->body, "UnprocessedKeys", json_object_new_object());
+    json_object_object_add(r->body, "UnprocessedKeys", unprocessed);
     if (wants_capacity(req))
         json_object_object_add(r->body, "ConsumedCapacity", caps);
     else
@@ -164,11 +187,15 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
         return fakedb__fail_validation(r, "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]");
     fakedb__write *w = calloc(total, sizeof *w);
     json_object **reqs = calloc(total, sizeof *reqs);
+    json_object **ents = calloc(total, sizeof *ents); /* borrowed from req */
+    bool *skip = calloc(total, sizeof *skip);
     size_t n = 0;
     int rc = 0;
-    if (!w || !reqs) {
+    if (!w || !reqs || !ents || !skip) {
         free(w);
         free(reqs);
+        free(ents);
+        free(skip);
         return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     pthread_mutex_lock(&db->lock);
@@ -192,6 +219,8 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
             for (size_t j = 0; j < n; j++)
                 if (w[j].table == w[n].table && same_key(&w[j].key, &w[n].key))
                     rc = fakedb__fail_validation(r, "Provided list of item keys contains duplicates");
+            ents[n] = e;
+            skip[n] = r->unprocessed && fakedb__fault_covers(r->unprocessed, name, w[n].table->pk, w[n].key_attrs);
             n++;
         }
         if (rc)
@@ -201,6 +230,8 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
         if (fakedb__tx_begin(db))
             rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
         for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (skip[i])
+                continue;
             int e = fakedb__write_eval(db, &w[i], r);
             if (e == 0 && fakedb__write_apply(db, &w[i]))
                 e = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
@@ -213,9 +244,20 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
             fakedb__tx_rollback(db);
     }
     json_object *caps = json_object_new_array();
-    for (size_t i = 0; rc == 0 && i < n; i++)
+    json_object *unprocessed = json_object_new_object();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (skip[i]) {
+            json_object *left = fakedb__json_get(unprocessed, w[i].table->name);
+            if (!left) {
+                left = json_object_new_array();
+                json_object_object_add(unprocessed, w[i].table->name, left);
+            }
+            json_object_array_add(left, json_object_get(ents[i]));
+            continue;
+        }
         add_units(caps, w[i].table->name,
                   fakedb__write_units(fakedb__item_size(w[i].new_item ? w[i].new_item : w[i].old_item)));
+    }
     pthread_mutex_unlock(&db->lock);
     for (size_t i = 0; i < n; i++) {
         fakedb__write_cleanup(&w[i]);
@@ -223,12 +265,15 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
     }
     free(w);
     free(reqs);
+    free(ents);
+    free(skip);
     if (rc) {
         json_object_put(caps);
+        json_object_put(unprocessed);
         return rc;
     }
     r->body = json_object_new_object();
-    json_object_object_add(r->body, "UnprocessedItems", json_object_new_object());
+    json_object_object_add(r->body, "UnprocessedItems", unprocessed);
     if (wants_capacity(req))
         json_object_object_add(r->body, "ConsumedCapacity", caps);
     else

@@ -63,9 +63,15 @@ int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
  * UPDATED_OLD/UPDATED_NEW): a NULL-terminated array borrowed from e. */
 const char *const *fakedb__expr_update_targets(const fakedb__expr *e);
 
+/* Whether every action of an update is REMOVE or DELETE: on a missing item such an
+ * update creates nothing (DynamoDB). */
+bool fakedb__expr_update_removes_only(const fakedb__expr *e);
+
 /* Projection: a new object with only the projected paths of item (nested paths and
  * list indexes kept in their structure, as DynamoDB returns them). */
 json_object *fakedb__expr_project(const fakedb__expr *e, json_object *item);
+/* The top-level attribute name of a projection's i-th path, or NULL past the last. */
+const char *fakedb__expr_projection_name(const fakedb__expr *e, int i);
 
 /* Whether a condition or filter refers to the top-level attribute `name` (through any
  * path that starts with it): Query refuses a filter on a key attribute. */

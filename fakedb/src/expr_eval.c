@@ -579,6 +579,13 @@ static json_object *project_level(json_object *container, bool is_list, const ex
     return out;
 }
 
+const char *fakedb__expr_projection_name(const fakedb__expr *e, int i)
+{
+    if (e == NULL || e->kind != FAKEDB_EXPR_PROJECTION || i < 0 || i >= e->npaths || e->paths[i].n < 1)
+        return NULL;
+    return e->paths[i].elems[0].name;
+}
+
 json_object *fakedb__expr_project(const fakedb__expr *e, json_object *item)
 {
     if (e == NULL || e->kind != FAKEDB_EXPR_PROJECTION || item == NULL ||

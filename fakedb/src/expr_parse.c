@@ -638,8 +638,10 @@ static void check_function(parser *p, expr_node *f)
                       f->op == FN_ATTRIBUTE_TYPE || f->op == FN_IF_NOT_EXISTS ||
                       f->op == FN_BEGINS_WITH || f->op == FN_CONTAINS;
     if (needs_path && a0->kind != NODE_PATH) {
-        if ((f->op == FN_BEGINS_WITH || f->op == FN_CONTAINS) && a0->kind == NODE_VALUE) {
-            /* DynamoDB accepts a value here and checks its type below */
+        if ((f->op == FN_BEGINS_WITH || f->op == FN_CONTAINS || f->op == FN_ATTRIBUTE_TYPE) &&
+            a0->kind == NODE_VALUE) {
+            /* DynamoDB accepts a value here (attribute_type(:v, :t) too) and checks its
+             * type below */
         } else {
             sem_error(p, "Operator or function requires a document path; operator or function: %s", name);
             return;
@@ -676,7 +678,8 @@ static void check_function(parser *p, expr_node *f)
         }
         break;
     case FN_SIZE: {
-        const char *t = value_type(a0);
+        /* size() is a number: size(size(a)) is refused as size of an N */
+        const char *t = a0->kind == NODE_FUNC && a0->op == FN_SIZE ? "N" : value_type(a0);
         if (t != NULL && (strcmp(t, "N") == 0 || strcmp(t, "BOOL") == 0 || strcmp(t, "NULL") == 0))
             sem_error(p, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s",
                       name, t);
@@ -688,6 +691,14 @@ static void check_function(parser *p, expr_node *f)
             if (t != NULL && strcmp(t, "L") != 0)
                 sem_error(p, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s",
                           name, t);
+        }
+        break;
+    case FN_CONTAINS:
+        if (a0->kind == NODE_PATH && a1->kind == NODE_PATH && path_equal(&a0->path, &a1->path)) {
+            char text[160];
+            path_text_of(a0, text, sizeof text);
+            sem_error(p, "The first operand must be distinct from the remaining operands for this operator or function; operator: %s, first operand: %s",
+                      name, text);
         }
         break;
     case FN_IF_NOT_EXISTS:

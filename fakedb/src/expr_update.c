@@ -231,6 +231,21 @@ static int store(json_object *item, const expr_path *path, json_object *value)
     return 0;
 }
 
+/* Whether path names a list element at or past the end of an existing list. */
+static bool appends_past_end(json_object *item, const expr_path *path)
+{
+    bool is_list;
+    if (path->elems[path->n - 1].name != NULL)
+        return false;
+    json_object *parent = parent_of(item, path, &is_list);
+    return parent != NULL && is_list && (size_t)path->elems[path->n - 1].index >= json_object_array_length(parent);
+}
+
+static long last_index(const expr_path *path)
+{
+    return (long)path->elems[path->n - 1].index;
+}
+
 /* -1 when the path's parent does not exist or cannot hold it. */
 static int remove_at(json_object *item, const expr_path *path)
 {
@@ -256,6 +271,16 @@ static int remove_order(const void *pa, const void *pb)
     return la->index < lb->index ? 1 : la->index > lb->index ? -1 : 0;
 }
 
+bool fakedb__expr_update_removes_only(const fakedb__expr *e)
+{
+    if (e == NULL || e->kind != FAKEDB_EXPR_UPDATE)
+        return false;
+    for (int i = 0; i < e->nactions; i++)
+        if (e->actions[i].kind != ACT_REMOVE && e->actions[i].kind != ACT_DELETE)
+            return false;
+    return true;
+}
+
 int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
                               const char *const *key_names, char err[FAKEDB_EXPR_ERR_MAX])
 {
@@ -278,11 +303,13 @@ int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
     }
     /* first every new value, from the item as it is */
     json_object **values = calloc((size_t)e->nactions + 1, sizeof *values);
+    int *appends = calloc((size_t)e->nactions + 1, sizeof *appends);
+    int nappends = 0;
     bool *drop = calloc((size_t)e->nactions + 1, sizeof *drop);
     const expr_path **removals = calloc((size_t)e->nactions + 1, sizeof *removals);
     json_object *work = NULL;
     int nremovals = 0, rc = -1;
-    if (values == NULL || drop == NULL || removals == NULL) {
+    if (values == NULL || appends == NULL || drop == NULL || removals == NULL) {
         fakedb__expr_errf(err, "out of memory");
         goto done;
     }
@@ -321,9 +348,33 @@ int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
         fakedb__expr_errf(err, "out of memory");
         goto done;
     }
+    /* Values that land inside the item first, in the order written; then the list
+     * elements past the end of their list, appended in ascending index order (SET
+     * a[84] = :x, a[37] = :y appends y, then x, as DynamoDB does). */
     for (int i = 0; i < e->nactions; i++) {
         if (values[i] == NULL)
             continue;
+        if (appends_past_end(work, &e->actions[i].path)) {
+            appends[nappends++] = i;
+            continue;
+        }
+        json_object *v = values[i];
+        values[i] = NULL;
+        if (store(work, &e->actions[i].path, v) != 0) {
+            fakedb__expr_errf(err, MSG_BAD_PATH);
+            goto done;
+        }
+    }
+    for (int i = 1; i < nappends; i++) { /* insertion sort by index, stable */
+        int a = appends[i], j = i - 1;
+        while (j >= 0 && last_index(&e->actions[appends[j]].path) > last_index(&e->actions[a].path)) {
+            appends[j + 1] = appends[j];
+            j--;
+        }
+        appends[j + 1] = a;
+    }
+    for (int k = 0; k < nappends; k++) {
+        int i = appends[k];
         json_object *v = values[i];
         values[i] = NULL;
         if (store(work, &e->actions[i].path, v) != 0) {
@@ -360,6 +411,7 @@ done:
     for (int i = 0; values != NULL && i < e->nactions; i++)
         json_object_put(values[i]);
     free(values);
+    free(appends);
     free(drop);
     free(removals);
     json_object_put(work);

@@ -24,7 +24,7 @@ static void fault_free(fakedb__fault_rec *f)
 
 long fakedb_fault_add(fakedb *db, const fakedb_fault *f)
 {
-    if (!db || !f || f->kind < FAKEDB_FAULT_ERROR || f->kind > FAKEDB_FAULT_LOST_RESPONSE ||
+    if (!db || !f || f->kind < FAKEDB_FAULT_ERROR || f->kind > FAKEDB_FAULT_UNPROCESSED ||
         f->count < 0 || f->delay_ms < 0 || (f->status && (f->status < 400 || f->status > 599)))
         return FAKEDB_EINVAL;
     fakedb__fault_rec *rec = calloc(1, sizeof *rec);
@@ -126,6 +126,13 @@ static void match_entry(match_ctx *m, const char *table, json_object *body)
         m->hit = key_matches(json_object_array_get_idx(keys, i), pk, m->key);
 }
 
+bool fakedb__fault_covers(const fakedb__fault_hit *h, const char *table, const char *pk, json_object *attrs)
+{
+    if (h->table[0] && strcmp(h->table, table))
+        return false;
+    return !h->key[0] || key_matches(attrs, pk, h->key);
+}
+
 static bool request_matches(fakedb *db, const fakedb__fault_rec *f, json_object *req)
 {
     match_ctx m = { db, f->f.table, f->f.key, false };
@@ -175,6 +182,8 @@ bool fakedb__fault_match(fakedb *db, const char *op, json_object *req, fakedb_fa
         memset(hit, 0, sizeof *hit);
         hit->kind = f->f.kind;
         hit->delay_ms = f->f.delay_ms;
+        snprintf(hit->table, sizeof hit->table, "%s", f->f.table ? f->f.table : "");
+        snprintf(hit->key, sizeof hit->key, "%s", f->f.key ? f->f.key : "");
         snprintf(hit->error_type, sizeof hit->error_type, "%s",
                  f->f.error_type ? f->f.error_type : "ProvisionedThroughputExceededException");
         hit->status = f->f.status ? f->f.status
@@ -197,7 +206,8 @@ bool fakedb__fault_match(fakedb *db, const char *op, json_object *req, fakedb_fa
 
 static const char *kind_name(fakedb_fault_kind k)
 {
-    return k == FAKEDB_FAULT_ERROR ? "error" : k == FAKEDB_FAULT_DELAY ? "delay" : "lost_response";
+    return k == FAKEDB_FAULT_ERROR ? "error" : k == FAKEDB_FAULT_DELAY ? "delay"
+           : k == FAKEDB_FAULT_LOST_RESPONSE ? "lost_response" : "unprocessed";
 }
 
 json_object *fakedb__faults_json(fakedb *db)

@@ -61,6 +61,7 @@ typedef struct fakedb__reply {
     char message[1024];
     json_object *body;          /* owned */
     bool condition_failure;
+    const struct fakedb__fault_hit *unprocessed; /* an unprocessed fault for this batch */
 } fakedb__reply;
 
 /* Sets a 400 error (500 for InternalServerError) and returns -1. */
@@ -145,6 +146,11 @@ struct fakedb {
     fakedb__waiter *waiters;
     bool stopping;
     bool ticker_started;
+
+    pthread_mutex_t conn_lock;  /* the connections' list; never held with another lock */
+    struct fakedb__conn *idle_head, *idle_tail; /* no request in progress, longest idle first */
+    unsigned conn_count, conn_limit, conn_high_water;
+    int64_t idle_timeout_ms;
     pthread_t ticker;
     unsigned long request_seq;
 };
@@ -210,6 +216,12 @@ int fakedb__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap,
 bool fakedb__utf8_valid(const char *s, size_t len);
 json_object *fakedb__json_get(json_object *o, const char *key);
 const char *fakedb__json_str(json_object *o, const char *key);
+/* An Integer member (Limit, Segment, ...): absent leaves *out as it is; a non-integer, a
+ * string or a number outside int32 is a SerializationException. */
+/* Parses stored JSON (an item, a table spec) with the request's depth limit: json-c's
+ * default of 32 is less than the JSON depth of an item nested 32 levels. */
+json_object *fakedb__json_from_text(const char *text);
+int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__reply *r);
 json_object *fakedb__json_copy(json_object *o);
 /* Copies src into dst (n bytes), truncating. */
 void fakedb__copy_str(char *dst, size_t n, const char *src);
@@ -287,7 +299,12 @@ typedef struct fakedb__fault_hit {
     char error_type[128];
     int status;
     int64_t delay_ms;
+    char table[256];            /* the fault's filters; "" = any */
+    char key[2100];
 } fakedb__fault_hit;
+/* Whether an unprocessed fault covers one batch entry (its table, and the attributes
+ * holding its partition key `pk`). */
+bool fakedb__fault_covers(const fakedb__fault_hit *h, const char *table, const char *pk, json_object *attrs);
 bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
                          fakedb_fault_kind kind, fakedb__fault_hit *hit);
 json_object *fakedb__faults_json(fakedb *db);
@@ -319,6 +336,7 @@ typedef struct fakedb__http_resp {
     const char *content_type;
     bool amz;                   /* add x-amzn-RequestId and x-amz-crc32 */
     bool lose;                  /* close the connection unanswered */
+    bool close;                 /* answer, then close the connection */
     int64_t delay_ms;           /* suspend before handling (fault) */
     uint32_t crc32;
 } fakedb__http_resp;
@@ -333,6 +351,7 @@ void fakedb__request_id(fakedb *db, char out[53]);
 int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
                          int64_t *until_ms, int64_t *timeout_ms);
 void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs);
+void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg);
 void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o);
 
 #endif

@@ -172,6 +172,15 @@ int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
         w->new_item = fakedb__json_copy(w->item);
         break;
     case FDB_W_UPDATE: {
+        if (!w->old_item && w->update && fakedb__expr_update_removes_only(w->update)) {
+            /* Nothing to remove from: DynamoDB creates no item (and REMOVE of a nested
+             * path is no error). A key attribute is still not updatable. */
+            const char *const *names = fakedb__expr_update_targets(w->update);
+            for (size_t i = 0; names[i]; i++)
+                if (!strcmp(names[i], w->table->pk) || (w->table->sk && !strcmp(names[i], w->table->sk)))
+                    return fakedb__fail_validation(r, "One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", names[i]);
+            break;
+        }
         w->new_item = w->old_item ? fakedb__json_copy(w->old_item) : fakedb__json_copy(w->key_attrs);
         if (w->update) {
             const char *keys[3] = { w->table->pk, w->table->sk, NULL };
@@ -200,7 +209,7 @@ int fakedb__write_apply(fakedb *db, fakedb__write *w)
     switch (w->kind) {
     case FDB_W_PUT:
     case FDB_W_UPDATE:
-        return fakedb__item_write(db, w->table, &w->key, w->old_item, w->new_item);
+        return w->new_item ? fakedb__item_write(db, w->table, &w->key, w->old_item, w->new_item) : 0;
     case FDB_W_DELETE:
         return w->old_item ? fakedb__item_remove(db, w->table, &w->key, w->old_item) : 0;
     default:

@@ -122,10 +122,27 @@ void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o)
     size_t len = 0;
     const char *s = json_object_to_json_string_length(o, FDB_JSON_FLAGS, &len);
     rs->status = status;
-    rs->body = malloc(len + 1);
-    if (rs->body) {
+    /* C0 80 stands for NUL inside fakedb (see map_nul_escapes); each grows to \u0000. */
+    size_t nuls = 0;
+    for (const char *p = s; (p = memchr(p, 0xC0, len - (size_t)(p - s))) != NULL; p++)
+        nuls += (size_t)(p + 1 < s + len && (unsigned char)p[1] == 0x80);
+    rs->body = malloc(len + 4 * nuls + 1);
+    if (rs->body && !nuls) {
         memcpy(rs->body, s, len + 1);
         rs->body_len = len;
+    } else if (rs->body) {
+        size_t n = 0;
+        for (size_t i = 0; i < len; i++) {
+            if ((unsigned char)s[i] == 0xC0 && i + 1 < len && (unsigned char)s[i + 1] == 0x80) {
+                memcpy(rs->body + n, "\\u0000", 6);
+                n += 6;
+                i++;
+            } else {
+                rs->body[n++] = s[i];
+            }
+        }
+        rs->body[n] = 0;
+        rs->body_len = n;
     }
     rs->content_type = "application/json";
 }
@@ -153,7 +170,7 @@ static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
     json_object_put(o);
 }
 
-static void answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg)
+void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg)
 {
     fakedb__reply r;
     memset(&r, 0, sizeof r);
@@ -211,12 +228,12 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
 {
     char msg[600];
     if (!rq->authorization || !rq->authorization[0]) {
-        answer_error(rs, 400, FDB_E_MISSING_AUTH, "Request is missing Authentication Token");
+        fakedb__answer_error(rs, 400, FDB_E_MISSING_AUTH, "Request is missing Authentication Token");
         return -1;
     }
     bool has_date = header(rq, "x-amz-date") || header(rq, "date");
     if (!sigv4_well_formed(rq->authorization, has_date, msg, sizeof msg)) {
-        answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
+        fakedb__answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
         return -1;
     }
     if (!db->cred_key)
@@ -227,30 +244,155 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
     case DL_SIGV4_OK:
         return 0;
     case DL_SIGV4_MISSING:
-        answer_error(rs, 400, FDB_E_MISSING_AUTH, msg[0] ? msg : "Request is missing Authentication Token");
+        fakedb__answer_error(rs, 400, FDB_E_MISSING_AUTH, msg[0] ? msg : "Request is missing Authentication Token");
         return -1;
     case DL_SIGV4_MALFORMED:
-        answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
+        fakedb__answer_error(rs, 400, FDB_E_INCOMPLETE_SIG, msg);
         return -1;
     case DL_SIGV4_UNKNOWN_KEY:
-        answer_error(rs, 400, FDB_E_UNRECOGNIZED, msg[0] ? msg : "The security token included in the request is invalid.");
+        fakedb__answer_error(rs, 400, FDB_E_UNRECOGNIZED, msg[0] ? msg : "The security token included in the request is invalid.");
         return -1;
     default:
-        answer_error(rs, 400, FDB_E_INVALID_SIG, msg);
+        fakedb__answer_error(rs, 400, FDB_E_INVALID_SIG, msg);
         return -1;
     }
+}
+
+/* Well-formed UTF-8 as RFC 3629 defines it: no overlong forms (C0 AF), no encoded
+ * surrogates (ED A0 80), nothing past U+10FFFF. json-c's own check lets those through. */
+static bool utf8_well_formed(const unsigned char *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else
+            return false;
+        if (len - i <= n)
+            return false;
+        if (p[i + 1] < lo || p[i + 1] > hi)
+            return false;
+        for (size_t k = 2; k <= n; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+/* json-c keeps object keys as C strings, so a NUL (\u0000) in an attribute name or map
+ * key would cut it short ("a\u0000b" would overwrite "a"), and names read with
+ * json_object_get_string would be cut too. Before parsing, such escapes in keys and in
+ * every string that is not a string AttributeValue ("S", or an element of "SS", which
+ * json-c keeps whole with its length) become the bytes C0 80: never valid UTF-8 in a
+ * request (refused by utf8_well_formed), so they stand for NUL unambiguously inside
+ * fakedb, and fakedb__resp_json writes them back as \u0000. Returns NULL when the body
+ * has no such escape (then it is used as it is), or on out of memory (*oom set). */
+static char *map_nul_escapes(const char *body, size_t len, size_t *out_len, bool *oom)
+{
+    enum { MAX_DEPTH = FDB_JSON_DEPTH + 2 };
+    *oom = false;
+    if (!memmem(body, len, "\\u0000", 6))
+        return NULL;
+    char *out = malloc(len + 1);
+    if (!out) {
+        *oom = true;
+        return NULL;
+    }
+    bool is_array[MAX_DEPTH], under_ss[MAX_DEPTH];
+    int depth = 0;
+    bool expect_key = false, last_key_s = false, last_key_ss = false;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        char c = body[i];
+        if (c != '"') {
+            if ((c == '{' || c == '[') && depth < MAX_DEPTH) {
+                is_array[depth] = c == '[';
+                under_ss[depth] = depth > 0 && !is_array[depth - 1] && last_key_ss;
+                depth++;
+                expect_key = c == '{';
+            } else if ((c == '}' || c == ']') && depth > 0) {
+                depth--;
+            } else if (c == ',') {
+                expect_key = depth > 0 && !is_array[depth - 1];
+            } else if (c == ':') {
+                expect_key = false;
+            }
+            out[o++] = c;
+            i++;
+            continue;
+        }
+        /* a string: a key, a string AttributeValue, or another string */
+        bool key = expect_key && depth > 0 && !is_array[depth - 1];
+        bool keep = !key && depth > 0 && (is_array[depth - 1] ? under_ss[depth - 1] : last_key_s);
+        size_t start = o;
+        out[o++] = body[i++];
+        while (i < len && body[i] != '"') {
+            if (body[i] == '\\' && i + 1 < len) {
+                if (!keep && body[i + 1] == 'u' && i + 6 <= len && !memcmp(body + i + 2, "0000", 4)) {
+                    out[o++] = (char)0xC0;
+                    out[o++] = (char)0x80;
+                    i += 6;
+                    continue;
+                }
+                out[o++] = body[i++];
+            }
+            out[o++] = body[i++];
+        }
+        if (i < len)
+            out[o++] = body[i++];
+        if (key) {
+            size_t n = o - start;
+            last_key_s = n == 3 && !memcmp(out + start, "\"S\"", 3);
+            last_key_ss = n == 4 && !memcmp(out + start, "\"SS\"", 4);
+        }
+    }
+    out[o] = 0;
+    *out_len = o;
+    return out;
 }
 
 static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *rs)
 {
     if (len == 0) {
-        answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
         return NULL;
     }
-    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
-    if (!tok) {
-        answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
+    if (!utf8_well_formed((const unsigned char *)body, len)) {
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Invalid UTF-8 in request");
         return NULL;
+    }
+    bool oom;
+    size_t mapped_len = 0;
+    char *mapped = map_nul_escapes(body, len, &mapped_len, &oom);
+    json_tokener *tok = oom ? NULL : json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok) {
+        free(mapped);
+        fakedb__answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
+        return NULL;
+    }
+    if (mapped) {
+        body = mapped;
+        len = mapped_len;
     }
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *o = json_tokener_parse_ex(tok, body, (int)len);
@@ -259,9 +401,11 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
     json_tokener_free(tok);
     while (o && used < len && (body[used] == ' ' || body[used] == '\n' || body[used] == '\r' || body[used] == '\t'))
         used++;
-    if (!o || e != json_tokener_success || used != len) {
+    bool trailing_ok = used == len;
+    free(mapped);
+    if (!o || e != json_tokener_success || !trailing_ok) {
         json_object_put(o);
-        answer_error(rs, 400, FDB_E_SERIALIZATION,
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION,
                      e == json_tokener_error_depth ? "Document nesting depth exceeds the limit"
                      : e == json_tokener_error_parse_utf8_string ? "Invalid UTF-8 in request"
                                                                  : "Malformed JSON in request");
@@ -269,7 +413,7 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
     }
     if (!json_object_is_type(o, json_type_object)) {
         json_object_put(o);
-        answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
         return NULL;
     }
     return o;
@@ -286,7 +430,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
 {
     int64_t t0 = fakedb__mono_ms();
     if (rq->body_too_large) {
-        answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
+        fakedb__answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
         return;
     }
     if (check_auth(db, rq, rs))
@@ -295,11 +439,11 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     static const char prefix[] = "DynamoDB_20120810.";
     int op = target && !strncmp(target, prefix, sizeof prefix - 1) ? fakedb__op_lookup(target + sizeof prefix - 1) : -1;
     if (op < 0) {
-        answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
+        fakedb__answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
         return;
     }
     if (!content_type_ok(rq->content_type)) {
-        answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
         return;
     }
     json_object *req = parse_body(rq->body, rq->body_len, rs);
@@ -324,12 +468,16 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
             : strstr(hit.error_type, "Throttling") ? "Rate of requests exceeds the allowed throughput."
             : strstr(hit.error_type, "RequestLimitExceeded") ? "Throughput exceeds the current throughput limit for your account. Please contact AWS Support at https://aws.amazon.com/support request a limit increase"
             : hit.status >= 500 ? "Internal server error" : "Injected fault";
-        answer_error(rs, hit.status, type, msg);
+        fakedb__answer_error(rs, hit.status, type, msg);
         fakedb__stat_count(db, op, false);
         json_object_put(req);
         return;
     }
     bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
+    fakedb__fault_hit unprocessed;
+    if ((!strcmp(name, "BatchWriteItem") || !strcmp(name, "BatchGetItem")) &&
+        fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed))
+        r.unprocessed = &unprocessed;
     k_ops[op].fn(db, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, &r);

@@ -232,7 +232,7 @@ static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
     int64_t scanned = 0, count = 0, bytes = 0;
     int rc = 0, step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_object *item = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+        json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
         int64_t size = sqlite3_column_int64(st, 1);
         if (!item)
             continue;
@@ -296,6 +296,45 @@ static const char *const k_query_params[] = { "KeyConditionExpression", "FilterE
 static const char *const k_scan_params[] = { "FilterExpression", "ProjectionExpression", NULL };
 static const char *const k_legacy_read[] = { "KeyConditions", "QueryFilter", "ScanFilter", "ConditionalOperator", NULL };
 
+static bool projected(const qstate *q, const char *name)
+{
+    const char *keys[4] = { q->t->pk, q->t->sk, q->ix->pk, q->ix->sk };
+    for (int i = 0; i < 4; i++)
+        if (keys[i] && !strcmp(keys[i], name))
+            return true;
+    for (size_t i = 0; q->ix->projection == FDB_PROJ_INCLUDE && i < q->ix->n_include; i++)
+        if (!strcmp(q->ix->include[i], name))
+            return true;
+    return false;
+}
+
+/* A GSI without projection ALL answers only what it projects: asking for more is a
+ * ValidationException naming what is missing (DynamoDB; an empty answer before). */
+static int gsi_unprojected(const qstate *q, const char *iname, fakedb__reply *r)
+{
+    char missing[512];
+    size_t o = 0;
+    missing[0] = 0;
+    size_t n_atg = q->attrs_to_get && json_object_is_type(q->attrs_to_get, json_type_array) ? json_object_array_length(q->attrs_to_get) : 0;
+    for (int i = 0;; i++) {
+        const char *name = NULL;
+        if (q->proj)
+            name = fakedb__expr_projection_name(q->proj, i);
+        else if ((size_t)i < n_atg)
+            name = json_object_get_string(json_object_array_get_idx(q->attrs_to_get, (size_t)i));
+        if (!name)
+            break;
+        if (projected(q, name) || o >= sizeof missing - 1)
+            continue;
+        int k = snprintf(missing + o, sizeof missing - o, "%s%s", o ? ", " : "", name);
+        if (k > 0)
+            o = o + (size_t)k < sizeof missing ? o + (size_t)k : sizeof missing - 1;
+    }
+    if (!o)
+        return 0;
+    return fakedb__fail_validation(r, "One or more parameter values were invalid: Global secondary index %s does not project [%s]", iname, missing);
+}
+
 static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     for (size_t i = 0; k_legacy_read[i]; i++)
@@ -303,7 +342,8 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
             return fakedb__fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", k_legacy_read[i]);
     json_object *lim = fakedb__json_get(req, "Limit");
     if (lim) {
-        q->limit = json_object_get_int64(lim);
+        if (fakedb__json_int_param(req, "Limit", &q->limit, r))
+            return -1;
         if (q->limit < 1)
             return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", (long long)q->limit);
     }
@@ -351,6 +391,8 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
         }
         if (!q->ix->global && has_proj)
             q->all_attrs = true;    /* an LSI fetches non-projected attributes from the table */
+        if (q->ix->global && has_proj && q->ix->projection != FDB_PROJ_ALL && gsi_unprojected(q, iname, r))
+            return -1;
     } else if (sel && !strcmp(sel, "ALL_PROJECTED_ATTRIBUTES")) {
         return fakedb__fail_validation(r, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     }
@@ -392,8 +434,11 @@ static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply 
         if (tot && !seg)
             return fakedb__fail_validation(r, "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
         if (tot) {
-            q.total_segments = (long)json_object_get_int64(tot);
-            q.segment = (long)json_object_get_int64(seg);
+            int64_t t = 0, sg = 0;
+            if (fakedb__json_int_param(req, "TotalSegments", &t, r) || fakedb__json_int_param(req, "Segment", &sg, r))
+                return -1;
+            q.total_segments = (long)t;
+            q.segment = (long)sg;
             if (q.total_segments < 1 || q.total_segments > 1000000)
                 return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'totalSegments' failed to satisfy constraint: Member must have value %s", q.total_segments,
                                                q.total_segments < 1 ? "greater than or equal to 1" : "less than or equal to 1000000");

@@ -1,8 +1,16 @@
-/* server.c: the HTTP side of libfakedb on libmicrohttpd (a thread pool over epoll):
+/* server.c: the HTTP side of libfakedb on libmicrohttpd (a thread pool over poll(2)):
  * start and stop, reading bodies up to DynamoDB's 16 MB limit, routing to the DynamoDB
  * protocol or the /fake/ endpoints, and suspending connections that must wait (a delay
  * fault, a clock long poll) without holding a worker thread. A ticker thread resumes
- * them when due and expires items with the system clock. */
+ * them when due, expires items with the system clock and closes idle connections.
+ *
+ * Hostile clients: poll rather than epoll, because libmicrohttpd 0.9.75's edge-triggered
+ * epoll misses a client's EOF that arrives with its last bytes (the connection then sat
+ * in CLOSE-WAIT until the timeout). Every connection is tracked from accept to close;
+ * those with no request in progress sit in a list, longest idle first, and are shut
+ * down (shutdown(2): libmicrohttpd sees the EOF and closes them in its own thread) when
+ * idle for longer than the idle timeout, or when the server nears its connection limit
+ * and a new client needs the room. */
 #include "internal.h"
 
 #include <sigv4.h>
@@ -14,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +30,114 @@
 #define MAX_HEADERS 64
 
 enum { WAIT_NONE, WAIT_DELAY, WAIT_CLOCK };
+
+#define DEFAULT_IDLE_TIMEOUT_MS 60000
+#define MAX_DEFAULT_CONNECTIONS 16384u
+#define RESERVED_FDS 64u    /* sqlite, the listening socket, the process's own */
+
+/* One per connection (libmicrohttpd's socket context), from accept to close. */
+typedef struct fakedb__conn {
+    int fd;
+    bool idle;              /* in db's idle list */
+    int64_t idle_since_ms;  /* monotonic */
+    struct fakedb__conn *prev, *next;
+} fakedb__conn;
+
+static void idle_unlink(fakedb *db, fakedb__conn *c)
+{
+    if (!c->idle)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        db->idle_head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        db->idle_tail = c->prev;
+    c->prev = c->next = NULL;
+    c->idle = false;
+}
+
+static void idle_append(fakedb *db, fakedb__conn *c)
+{
+    idle_unlink(db, c);
+    c->idle = true;
+    c->idle_since_ms = fakedb__mono_ms();
+    c->prev = db->idle_tail;
+    c->next = NULL;
+    if (db->idle_tail)
+        db->idle_tail->next = c;
+    else
+        db->idle_head = c;
+    db->idle_tail = c;
+}
+
+/* Shuts an idle connection down and forgets it as idle; conn_lock held. The socket is
+ * still open: libmicrohttpd notifies the close (conn_lock) before it closes the fd. */
+static void idle_evict(fakedb *db, fakedb__conn *c)
+{
+    idle_unlink(db, c);
+    if (c->fd >= 0)
+        shutdown(c->fd, SHUT_RDWR);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    fakedb *db = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        fakedb__conn *c = calloc(1, sizeof *c);
+        if (!c)
+            return;
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c->fd = ci ? ci->connect_fd : -1;
+        *socket_context = c;
+        pthread_mutex_lock(&db->conn_lock);
+        db->conn_count++;
+        /* Near the limit a new client takes the place of the longest idle one. */
+        if (db->conn_count > db->conn_high_water && db->idle_head)
+            idle_evict(db, db->idle_head);
+        idle_append(db, c);
+        pthread_mutex_unlock(&db->conn_lock);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        fakedb__conn *c = *socket_context;
+        if (!c)
+            return;
+        pthread_mutex_lock(&db->conn_lock);
+        idle_unlink(db, c);
+        db->conn_count--;
+        pthread_mutex_unlock(&db->conn_lock);
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
+/* A request reached the handler (busy) or finished (idle again). */
+static void conn_mark(fakedb *db, struct MHD_Connection *conn, bool busy)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    fakedb__conn *c = ci ? ci->socket_context : NULL;
+    if (!c)
+        return;
+    pthread_mutex_lock(&db->conn_lock);
+    if (busy)
+        idle_unlink(db, c);
+    else
+        idle_append(db, c);
+    pthread_mutex_unlock(&db->conn_lock);
+}
+
+/* Closes the connections idle for longer than the idle timeout (also those that trickle
+ * bytes without ever completing a request's headers). */
+static void reap_idle(fakedb *db)
+{
+    int64_t now = fakedb__mono_ms();
+    pthread_mutex_lock(&db->conn_lock);
+    while (db->idle_head && now - db->idle_head->idle_since_ms >= db->idle_timeout_ms)
+        idle_evict(db, db->idle_head);
+    pthread_mutex_unlock(&db->conn_lock);
+}
 
 typedef struct conn_state {
     char *body;
@@ -83,6 +200,10 @@ static void *ticker_main(void *arg)
 {
     fakedb *db = arg;
     int64_t next_sweep = fakedb__mono_ms() + 1000;
+    int64_t reap_every = db->idle_timeout_ms / 4 < 1000 ? db->idle_timeout_ms / 4 : 1000;
+    if (reap_every < 10)
+        reap_every = 10;
+    int64_t next_reap = fakedb__mono_ms() + reap_every;
     pthread_mutex_lock(&db->wait_lock);
     while (!db->stopping) {
         int64_t next = fakedb__mono_ms() + 1000;
@@ -108,6 +229,15 @@ static void *ticker_main(void *arg)
             next_sweep = fakedb__mono_ms() + 1000;
             continue;
         }
+        if (fakedb__mono_ms() >= next_reap) {
+            pthread_mutex_unlock(&db->wait_lock);
+            reap_idle(db);
+            pthread_mutex_lock(&db->wait_lock);
+            next_reap = fakedb__mono_ms() + reap_every;
+            continue;
+        }
+        if (next > next_reap)
+            next = next_reap;
         if (!fake && next > next_sweep)
             next = next_sweep;
         struct timespec ts;
@@ -177,6 +307,25 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
+typedef struct content_length {
+    const char *first;
+    bool conflict;
+} content_length;
+
+static enum MHD_Result check_content_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                            const char *value)
+{
+    content_length *c = cls;
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+        return MHD_YES;
+    if (!c->first)
+        c->first = value ? value : "";
+    else if (strcmp(c->first, value ? value : "") != 0)
+        c->conflict = true;
+    return MHD_YES;
+}
+
 static const char *get_arg(void *ctx, const char *name)
 {
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
@@ -199,6 +348,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
         snprintf(crc, sizeof crc, "%u", rs->crc32);
         MHD_add_response_header(resp, "x-amz-crc32", crc);
     }
+    if (rs->close)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result r = MHD_queue_response(conn, (unsigned)rs->status, resp);
     MHD_destroy_response(resp);
     return r;
@@ -216,6 +367,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!cs)
             return MHD_NO;
         *con_cls = cs;
+        conn_mark(db, conn, true);
+        content_length cls_seen = { NULL, false };
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, check_content_length, &cls_seen);
+        if (cls_seen.conflict) {
+            /* RFC 9112 6.3: the framing is unknown; answer and close. */
+            fakedb__http_resp rs;
+            memset(&rs, 0, sizeof rs);
+            fakedb__answer_error(&rs, 400, FDB_E_SERIALIZATION, "Conflicting Content-Length headers");
+            rs.crc32 = fakedb__crc32(rs.body, rs.body_len);
+            rs.close = true;
+            return send_resp(conn, db, &rs);
+        }
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
             fakedb__http_req rq;
@@ -320,10 +483,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     conn_state *cs = *con_cls;
-    (void)cls;
-    (void)conn;
     (void)toe;
     if (cs) {
+        conn_mark(cls, conn, false);
         free(cs->body);
         free(cs);
         *con_cls = NULL;
@@ -355,6 +517,7 @@ static void server_free(fakedb *db)
     pthread_cond_destroy(&db->fault_fired);
     pthread_mutex_destroy(&db->stats_lock);
     pthread_mutex_destroy(&db->wait_lock);
+    pthread_mutex_destroy(&db->conn_lock);
     pthread_cond_destroy(&db->wait_cond);
     free(db->host);
     free(db->db_path);
@@ -373,8 +536,9 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
         err->code = 0;
         err->message[0] = 0;
     }
-    if (o->port < 0 || o->port > 65535 || o->threads < 0 || o->threads > 256) {
-        set_err(err, FAKEDB_EINVAL, "port must be 0..65535 and threads 0..256");
+    if (o->port < 0 || o->port > 65535 || o->threads < 0 || o->threads > 256 || o->idle_timeout_ms < 0 ||
+        o->max_connections < 0) {
+        set_err(err, FAKEDB_EINVAL, "port must be 0..65535, threads 0..256, idle_timeout_ms and max_connections >= 0");
         return NULL;
     }
     if (o->credentials && (!strchr(o->credentials, ':') || o->credentials[0] == ':')) {
@@ -396,6 +560,7 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     pthread_condattr_destroy(&fca);
     pthread_mutex_init(&db->stats_lock, NULL);
     pthread_mutex_init(&db->wait_lock, NULL);
+    pthread_mutex_init(&db->conn_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -406,6 +571,22 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     db->threads = o->threads ? o->threads : 4;
     db->log_requests = o->log_requests;
     db->fake_clock = o->fake_clock;
+    db->idle_timeout_ms = o->idle_timeout_ms ? o->idle_timeout_ms : DEFAULT_IDLE_TIMEOUT_MS;
+    if (o->max_connections) {
+        db->conn_limit = (unsigned)o->max_connections;
+    } else {
+        /* Room for every connection up to the descriptor limit, less a reserve. */
+        struct rlimit rl;
+        rlim_t fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+        db->conn_limit = fds == RLIM_INFINITY || fds > MAX_DEFAULT_CONNECTIONS + RESERVED_FDS
+            ? MAX_DEFAULT_CONNECTIONS
+            : fds > 2 * RESERVED_FDS ? (unsigned)fds - RESERVED_FDS : (unsigned)fds / 2;
+    }
+    if (db->conn_limit < 4)
+        db->conn_limit = 4;
+    /* Eviction starts below the limit: each worker thread gets its share of the limit
+     * from libmicrohttpd, and a new connection must find room in whichever accepts it. */
+    db->conn_high_water = db->conn_limit - db->conn_limit / 4;
     if (o->fake_clock) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -444,14 +625,17 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
         server_free(db);
         return NULL;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned timeout_s = (unsigned)((db->idle_timeout_ms + 999) / 1000);
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     db->mhd = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, db,
                                MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                                MHD_OPTION_THREAD_POOL_SIZE, (unsigned)db->threads,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, db,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, db,
+                               MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+                               MHD_OPTION_CONNECTION_LIMIT, db->conn_limit,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
                                MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                                MHD_OPTION_END);

@@ -109,7 +109,7 @@ static int load_tables(fakedb *db)
     if (!st)
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        json_object *spec = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
+        json_object *spec = fakedb__json_from_text((const char *)sqlite3_column_text(st, 2));
         fakedb__table *t = spec ? fakedb__table_from_spec((const char *)sqlite3_column_text(st, 1), spec) : NULL;
         json_object_put(spec);
         if (!t)
@@ -202,7 +202,7 @@ int fakedb__item_get(fakedb *db, const fakedb__table *t, const fakedb__key *k, j
     sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        *out = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+        *out = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
         sqlite3_reset(st);
         return *out ? 0 : -1;
     }
@@ -410,7 +410,7 @@ static int each_item(fakedb *db, fakedb__table *t,
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         if (!fakedb__key_from_row(st, k))
             continue;
-        json_object *item = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
+        json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 2));
         if (item)
             rc = fn(db, t, k, item, arg);
         json_object_put(item);

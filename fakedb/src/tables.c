@@ -215,6 +215,9 @@ static void def_names(json_object *defs, char *out, size_t cap)
     }
 }
 
+static const char k_name_length[] =
+    "Names of key attributes and attributes projected into an index must be between 1 and 255 characters, inclusive";
+
 static int check_key_schema(json_object *ks, json_object *defs, const char *what, bool table_key, fakedb__reply *r)
 {
     if (!ks || !json_object_is_type(ks, json_type_array) || json_object_array_length(ks) == 0)
@@ -232,6 +235,8 @@ static int check_key_schema(json_object *ks, json_object *defs, const char *what
                                            what, i + 1, an ? "keyType" : "attributeName");
         if (strcmp(kt, "HASH") && strcmp(kt, "RANGE"))
             return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s.%zu.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", kt, what, i + 1);
+        if (!an[0] || strlen(an) > 255)
+            return fakedb__fail_validation(r, "%s", k_name_length);
         if ((i == 0) != (strcmp(kt, "HASH") == 0))
             return fakedb__fail_validation(r, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
         if (!attr_type(defs, an)) {
@@ -272,12 +277,21 @@ static int check_projection(json_object *p, fakedb__reply *r)
     json_object *nka = fakedb__json_get(p, "NonKeyAttributes");
     if (!p)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'projection' failed to satisfy constraint: Member must not be null");
+    /* ProjectionType is optional in the API's shape, but an index needs one: the
+     * service's check (DynamoDB Local's text; AWS's not verified) */
+    if (!pt)
+        return fakedb__fail_validation(r, "Indexes must have a projection specified");
     if (pt && strcmp(pt, "ALL") && strcmp(pt, "KEYS_ONLY") && strcmp(pt, "INCLUDE"))
         return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to satisfy constraint: Member must satisfy enum value set: [INCLUDE, ALL, KEYS_ONLY]", pt);
     if (nka && (!pt || strcmp(pt, "INCLUDE")))
         return fakedb__fail_validation(r, "One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified", pt ? pt : "null");
     if (pt && !strcmp(pt, "INCLUDE") && (!nka || !json_object_is_type(nka, json_type_array) || json_object_array_length(nka) == 0))
         return fakedb__fail_validation(r, "One or more parameter values were invalid: NonKeyAttributes must not be empty");
+    for (size_t i = 0; nka && json_object_is_type(nka, json_type_array) && i < json_object_array_length(nka); i++) {
+        const char *a = json_object_get_string(json_object_array_get_idx(nka, i));
+        if (!a || !a[0] || strlen(a) > 255)
+            return fakedb__fail_validation(r, "%s", k_name_length);
+    }
     return 0;
 }
 
@@ -672,8 +686,9 @@ static int cmp_names(const void *a, const void *b)
 
 int fakedb__op_list_tables(fakedb *db, json_object *req, fakedb__reply *r)
 {
-    json_object *lim = fakedb__json_get(req, "Limit");
-    int64_t limit = lim ? json_object_get_int64(lim) : 100;
+    int64_t limit = 100;
+    if (fakedb__json_int_param(req, "Limit", &limit, r))
+        return -1;
     if (limit < 1 || limit > 100)
         return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value %s", (long long)limit,
                                        limit < 1 ? "greater than or equal to 1" : "less than or equal to 100");
@@ -906,6 +921,11 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must not be null");
     if (!en)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null");
+    if (!json_object_is_type(en, json_type_boolean))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean",
+                            json_object_is_type(en, json_type_string) ? "STRING_VALUE"
+                            : json_object_is_type(en, json_type_int) || json_object_is_type(en, json_type_double) ? "NUMBER_VALUE"
+                                                                                                                 : "Value");
     bool enable = json_object_get_boolean(en);
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);

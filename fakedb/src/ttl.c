@@ -39,7 +39,7 @@ static int sweep_table(fakedb *db, fakedb__table *t, int64_t now_s)
         fakedb__key *k = &keys[n];
         if (!fakedb__key_from_row(st, k))
             continue;
-        items[n] = json_tokener_parse((const char *)sqlite3_column_text(st, 2));
+        items[n] = fakedb__json_from_text((const char *)sqlite3_column_text(st, 2));
         n++;
     }
     sqlite3_reset(st);

@@ -12,6 +12,16 @@
 #include <string.h>
 
 #define MAX_TX_ITEMS 100
+#define MAX_TX_BYTES (4 * 1024 * 1024)
+
+/* A key that does not fit the table's schema: DynamoDB cancels the transaction with a
+ * ValidationError reason for that action instead of failing the request. */
+static bool key_schema_error(const fakedb__reply *r)
+{
+    return r->type && !strcmp(r->type, FDB_E_VALIDATION) &&
+           (strstr(r->message, "Type mismatch for key") || strstr(r->message, "Missing the key") ||
+            strstr(r->message, "The provided key element does not match the schema"));
+}
 
 static int same_item(const fakedb__write *a, const fakedb__write *b)
 {
@@ -25,7 +35,9 @@ static int tx_items(json_object *req, fakedb__reply *r, json_object **out)
     if (!*out)
         return fakedb__fail_validation(r, "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(*out, json_type_array))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__fail(r, FDB_E_SERIALIZATION, json_object_is_type(*out, json_type_object)
+                                                        ? "Start of structure or map found where not expected."
+                                                        : "Unexpected value type in payload");
     size_t n = json_object_array_length(*out);
     if (n == 0)
         return fakedb__fail_validation(r, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
@@ -100,6 +112,16 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
             return 0;
         }
     }
+    int *outcome = calloc(n, sizeof *outcome);
+    char (*msgs)[FAKEDB_EXPR_ERR_MAX + 64] = calloc(n, sizeof *msgs);
+    bool failed = false;
+    int rc = 0;
+    size_t payload = 0;
+    if (!outcome || !msgs) {
+        free(outcome);
+        free(msgs);
+        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    }
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
         json_object *body = NULL;
@@ -112,39 +134,54 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
                 body = v;
             }
         }
-        if (found != 1)
-            return fakedb__fail_validation(r, "TransactItems can only contain one of Check, Put, Update or Delete");
+        if (found != 1) {
+            rc = fakedb__fail_validation(r, "TransactItems can only contain one of Check, Put, Update or Delete");
+            goto out;
+        }
         /* Counted before it is prepared: a write that fails half-way holds parsed
          * expressions that the cleanup must free too. */
         *prepared = i + 1;
-        if (fakedb__write_prepare(db, k_wkinds[kind], body, &w[i], r))
-            return -1;
-        for (size_t j = 0; j < i; j++)
-            if (same_item(&w[j], &w[i]))
-                return fakedb__fail_validation(r, "Transaction request cannot include multiple operations on one item");
+        if (fakedb__write_prepare(db, k_wkinds[kind], body, &w[i], r)) {
+            if (!key_schema_error(r)) {
+                rc = -1;
+                goto out;
+            }
+            outcome[i] = -1;
+            fakedb__copy_str(msgs[i], sizeof msgs[i], r->message);
+            memset(r, 0, sizeof *r);
+            failed = true;
+            continue;
+        }
+        payload += fakedb__item_size(w[i].kind == FDB_W_PUT ? w[i].item : w[i].key_attrs);
+        for (size_t j = 0; j < i; j++) {
+            if (!outcome[j] && same_item(&w[j], &w[i])) {
+                rc = fakedb__fail_validation(r, "Transaction request cannot include multiple operations on one item");
+                goto out;
+            }
+        }
     }
-    int *outcome = calloc(n, sizeof *outcome);
-    char (*msgs)[FAKEDB_EXPR_ERR_MAX + 64] = calloc(n, sizeof *msgs);
-    bool failed = false;
-    int rc = 0;
-    if (!outcome || !msgs) {
-        free(outcome);
-        free(msgs);
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+    if (payload > MAX_TX_BYTES) {
+        rc = fakedb__fail_validation(r, "Transaction payload size cannot exceed 4MB. Payload Size: %zu", payload);
+        goto out;
+    }
+    if (failed) {
+        cancel(r, w, n, outcome, msgs);
+        rc = -1;
+        goto out;
     }
     for (size_t i = 0; i < n; i++) {
         fakedb__reply sub;
         memset(&sub, 0, sizeof sub);
         outcome[i] = fakedb__write_eval(db, &w[i], &sub);
-        if (outcome[i] < 0 && sub.type && strcmp(sub.type, FDB_E_VALIDATION)) {
-            fakedb__fail(r, sub.type, "%s", sub.message);
+        /* An action that cannot be evaluated (an update naming a missing operand, an
+         * item grown past 400 KB) fails the whole request, as DynamoDB does; only keys
+         * that do not fit (above) become ValidationError reasons. */
+        if (outcome[i] < 0) {
+            fakedb__fail(r, sub.type ? sub.type : FDB_E_INTERNAL, "%s", sub.message);
             json_object_put(sub.body);
-            free(outcome);
-            free(msgs);
-            return -1;
+            rc = -1;
+            goto out;
         }
-        if (outcome[i] < 0)
-            fakedb__copy_str(msgs[i], sizeof msgs[i], sub.message);
         json_object_put(sub.body);
         failed = failed || outcome[i] != 0;
     }
@@ -167,6 +204,7 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
             r->body = json_object_new_object();
         }
     }
+out:
     free(outcome);
     free(msgs);
     return rc;

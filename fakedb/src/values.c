@@ -5,6 +5,7 @@
 #include "expr.h"
 
 #include <decimal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,42 @@ const char *fakedb__json_str(json_object *o, const char *key)
 {
     json_object *v = fakedb__json_get(o, key);
     return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__reply *r)
+{
+    json_object *v = fakedb__json_get(req, key);
+    if (!v)
+        return 0;
+    /* json-c reads 1.5 and 1e400 as doubles and an integer past int64 as a double too;
+     * DynamoDB's integer members are Java Integers. */
+    if (!json_object_is_type(v, json_type_int))
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Integer",
+                            json_object_is_type(v, json_type_double) ? "NUMBER_VALUE"
+                            : json_object_is_type(v, json_type_string) ? "STRING_VALUE"
+                                                                      : "Value");
+    errno = 0;
+    int64_t n = json_object_get_int64(v);
+    if (errno || n < INT32_MIN || n > INT32_MAX)
+        return fakedb__fail(r, FDB_E_SERIALIZATION, "NUMBER_VALUE cannot be converted to Integer");
+    *out = n;
+    return 0;
+}
+
+json_object *fakedb__json_from_text(const char *text)
+{
+    if (!text)
+        return NULL;
+    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok)
+        return NULL;
+    json_object *o = json_tokener_parse_ex(tok, text, -1);
+    if (json_tokener_get_error(tok) != json_tokener_success) {
+        json_object_put(o);
+        o = NULL;
+    }
+    json_tokener_free(tok);
+    return o;
 }
 
 json_object *fakedb__json_copy(json_object *o)

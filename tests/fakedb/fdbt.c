@@ -10,13 +10,18 @@
 
 fakedb *fdbt_db;
 
-void fdbt_start(const char *db_path)
+void fdbt_start_opts(const fakedb_options *o)
 {
     fakedb_error err;
+    fdbt_db = fakedb_start(o, &err);
+    ck_assert_msg(fdbt_db != NULL, "fakedb_start: %s", err.message);
+}
+
+void fdbt_start(const char *db_path)
+{
     fakedb_options o = { .fake_clock = true, .fake_clock_start_ms = 1700000000000LL,
                          .db_path = db_path, .threads = 2 };
-    fdbt_db = fakedb_start(&o, &err);
-    ck_assert_msg(fdbt_db != NULL, "fakedb_start: %s", err.message);
+    fdbt_start_opts(&o);
 }
 
 void fdbt_stop(void)
@@ -113,8 +118,13 @@ fdbt_resp fdbt_raw(const char *method, const char *path, const char *target,
     curl_slist_free_all(hl);
     curl_easy_cleanup(c);
     r.body = b.p;
-    if (b.p)
-        r.json = json_tokener_parse(b.p);
+    if (b.p) {
+        /* deeper than json-c's default 32: items nest up to DynamoDB's limit */
+        json_tokener *tok = json_tokener_new_ex(128);
+        ck_assert_ptr_nonnull(tok);
+        r.json = json_tokener_parse_ex(tok, b.p, -1);
+        json_tokener_free(tok);
+    }
     return r;
 }
 

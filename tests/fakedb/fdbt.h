@@ -20,6 +20,8 @@ extern fakedb *fdbt_db;
 
 /* Starts fdbt_db with a fake clock at 1700000000000 ms (and the given db_path, or NULL). */
 void fdbt_start(const char *db_path);
+/* Starts fdbt_db with the given options. */
+void fdbt_start_opts(const fakedb_options *o);
 void fdbt_stop(void);
 
 /* POSTs `body` as DynamoDB_20120810.<op> with a dummy SigV4 header. */

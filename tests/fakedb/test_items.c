@@ -390,6 +390,261 @@ START_TEST(transaction_idempotency)
 }
 END_TEST
 
+
+static json_object *get_item(const char *pk)
+{
+    char body[512];
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"%s\"}},\"ConsistentRead\":true}", pk);
+    fdbt_resp r = fdbt_call("GetItem", body);
+    ck_assert_msg(r.status == 200, "GetItem: %ld %s", r.status, r.body ? r.body : "");
+    json_object *item = json_object_get(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+    return item;
+}
+
+/* An update of only REMOVE and DELETE actions on a missing item creates nothing, and a
+ * REMOVE of a nested path there is no error; with a SET it creates the item. */
+START_TEST(update_removes_only_creates_nothing)
+{
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\"}");
+    ck_assert_ptr_null(get_item("r1"));
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"DELETE s :v\","
+                            "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}}}");
+    ck_assert_ptr_null(get_item("r1"));
+    fdbt_resp r = fdbt_call("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a.b.c, l[3] DELETE s :v\","
+                                          "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}},\"ReturnValues\":\"ALL_NEW\"}");
+    ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body ? r.body : "");
+    ck_assert_ptr_null(fdbt_get(r.json, "Attributes"));
+    fdbt_free(&r);
+    ck_assert_ptr_null(get_item("r1"));
+    /* A key attribute is still not removable. */
+    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE pk\"}",
+                 "ValidationException", "Cannot update attribute pk");
+    /* A condition on the missing item is still evaluated. */
+    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\","
+                               "\"ConditionExpression\":\"attribute_exists(pk)\"}",
+                 "ConditionalCheckFailedException", NULL);
+    /* With a SET the item is created. */
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"SET x = :x REMOVE a\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1\"}}}");
+    json_object *item = get_item("r1");
+    ck_assert_ptr_nonnull(item);
+    ck_assert_str_eq(json_object_get_string(fdbt_get(item, "x.N")), "1");
+    json_object_put(item);
+    /* On an existing item REMOVE works as before. */
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE x\"}");
+    item = get_item("r1");
+    ck_assert_ptr_nonnull(item);
+    ck_assert_ptr_null(fdbt_get(item, "x"));
+    json_object_put(item);
+}
+END_TEST
+
+/* SET of several indexes past the end of a list appends them in ascending index order,
+ * whatever the order written; an index inside the list replaces in place. */
+START_TEST(update_list_appends_ascending)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"l1\"},\"l\":{\"L\":[{\"N\":\"0\"},{\"N\":\"1\"},{\"N\":\"2\"}]}}}");
+    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"l1\"}},"
+                            "\"UpdateExpression\":\"SET l[84] = :x, l[37] = :y, l[1] = :w, l[17] = :z\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"x\"},\":y\":{\"S\":\"y\"},\":z\":{\"S\":\"z\"},\":w\":{\"S\":\"w\"}}}");
+    json_object *item = get_item("l1");
+    json_object *l = fdbt_get(item, "l.L");
+    ck_assert_int_eq((int)json_object_array_length(l), 6);
+    const char *want[6][2] = { { "N", "0" }, { "S", "w" }, { "N", "2" }, { "S", "z" }, { "S", "y" }, { "S", "x" } };
+    for (size_t i = 0; i < 6; i++) {
+        json_object *v = fdbt_get(json_object_array_get_idx(l, i), want[i][0]);
+        ck_assert_msg(v && !strcmp(json_object_get_string(v), want[i][1]), "l[%zu] is %s", i,
+                      json_object_to_json_string(json_object_array_get_idx(l, i)));
+    }
+    json_object_put(item);
+}
+END_TEST
+
+/* A NUL character (\u0000) in an attribute name, a map key, a string value or a name in
+ * ExpressionAttributeNames is kept whole: "a\u0000b" does not overwrite "a". */
+START_TEST(nul_in_names_kept_whole)
+{
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"n\\u0000x\"},\"a\":{\"S\":\"1\"},\"a\\u0000b\":{\"S\":\"2\"},"
+                         "\"m\":{\"M\":{\"k\":{\"N\":\"1\"},\"k\\u0000z\":{\"N\":\"2\"}}},\"ss\":{\"SS\":[\"p\\u0000q\",\"p\"]}}}");
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    json_object *item = fdbt_get(r.json, "Item");
+    ck_assert_ptr_nonnull(item);
+    /* json-c reads the answer's keys as C strings too: the raw body shows them whole. */
+    ck_assert_msg(strstr(r.body, "\"a\":{\"S\":\"1\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"a\\u0000b\":{\"S\":\"2\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"k\\u0000z\":{\"N\":\"2\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"k\":{\"N\":\"1\"}"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "\"p\\u0000q\""), "%s", r.body);
+    fdbt_free(&r);
+    /* The item "n" (the key cut at the NUL) does not exist. */
+    ck_assert_ptr_null(get_item("n"));
+    /* An expression name with a NUL names that attribute, not "a". */
+    r = fdbt_call("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}},\"UpdateExpression\":\"SET #n = :v\","
+                                "\"ExpressionAttributeNames\":{\"#n\":\"a\\u0000b\"},\"ExpressionAttributeValues\":{\":v\":{\"S\":\"3\"}},"
+                                "\"ReturnValues\":\"UPDATED_NEW\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_msg(strstr(r.body, "{\"Attributes\":{\"a\\u0000b\":{\"S\":\"3\"}}}"), "%s", r.body);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}},\"ProjectionExpression\":\"a\"}");
+    ck_assert_msg(strstr(r.body, "{\"Item\":{\"a\":{\"S\":\"1\"}}}"), "%s", r.body);
+    fdbt_free(&r);
+    /* A table name with a NUL is not the table before it. */
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\\u0000x\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_msg(strstr(r.body, "Value 'Locks\\u0000x' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern"),
+                  "%s", r.body);
+    fdbt_free(&r);
+    expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\\u0000x\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}}]}}}", "ValidationException", NULL);
+}
+END_TEST
+
+static void nested_json(char *out, size_t cap, int levels)
+{
+    size_t o = 0;
+    for (int i = 0; i < levels; i++)
+        o += (size_t)snprintf(out + o, cap - o, i % 2 ? "{\"L\":[" : "{\"M\":{\"m\":");
+    o += (size_t)snprintf(out + o, cap - o, "{\"S\":\"leaf\"}");
+    for (int i = levels - 1; i >= 0; i--)
+        o += (size_t)snprintf(out + o, cap - o, i % 2 ? "]}" : "}}");
+    ck_assert_uint_lt(o, cap);
+}
+
+/* Nesting stops at DynamoDB's limit (an attribute of 31 nested maps or lists is the
+ * deepest accepted, as DynamoDB Local and AWS's "32 levels" count it), and whatever is
+ * accepted reads back (json-c's default depth made deep items unreadable: HTTP 500). */
+START_TEST(deep_nesting_limit_and_readable)
+{
+    char v[4096], body[8192];
+    for (int levels = 14; levels <= 31; levels += 17) {
+        nested_json(v, sizeof v, levels);
+        snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep%d\"},\"d\":%s}}", levels, v);
+        expect_ok("PutItem", body);
+        char key[32];
+        snprintf(key, sizeof key, "deep%d", levels);
+        json_object *item = get_item(key);
+        ck_assert_ptr_nonnull(item);
+        ck_assert_str_eq(json_object_to_json_string_ext(fdbt_get(item, "d"), JSON_C_TO_STRING_PLAIN), v);
+        json_object_put(item);
+    }
+    expect_ok("Scan", "{\"TableName\":\"Locks\"}");
+    expect_ok("Query", "{\"TableName\":\"Locks\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"deep31\"}}}");
+    expect_ok("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"deep31\"}}]}}}");
+    expect_ok("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}}}}]}");
+    nested_json(v, sizeof v, 32);
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep32\"},\"d\":%s}}", v);
+    expect_error("PutItem", body, "ValidationException", "Nesting Levels have exceeded supported limits");
+    /* An update that nests deeper is refused, or else its item still reads back. */
+    nested_json(v, sizeof v, 1);
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}},\"UpdateExpression\":\"SET d.m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].x = :v\","
+                                "\"ExpressionAttributeValues\":{\":v\":%s}}", v);
+    fdbt_resp r = fdbt_call("UpdateItem", body);
+    ck_assert_msg(r.status == 400 || r.status == 200, "%ld %s", r.status, r.body ? r.body : "");
+    fdbt_free(&r);
+    json_object *item = get_item("deep31");
+    ck_assert_ptr_nonnull(item);
+    json_object_put(item);
+}
+END_TEST
+
+
+/* Limits and error classes: a transaction's 4 MB, a key of the wrong type inside a
+ * transaction (cancelled with a ValidationError reason), JSON of the wrong shape
+ * (SerializationException), UpdateTimeToLive's Enabled a boolean, and the function
+ * argument rules of the expression language. */
+START_TEST(limits_and_error_classes)
+{
+    size_t cap = 5 * 1024 * 1024;
+    char *big = malloc(cap);
+    ck_assert_ptr_nonnull(big);
+    size_t o = (size_t)snprintf(big, cap, "{\"TransactItems\":[");
+    for (int i = 0; i < 11; i++) {
+        o += (size_t)snprintf(big + o, cap - o, "%s{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"t%d\"},\"v\":{\"S\":\"", i ? "," : "", i);
+        memset(big + o, 'x', 390 * 1024);
+        o += 390 * 1024;
+        o += (size_t)snprintf(big + o, cap - o, "\"}}}}");
+    }
+    snprintf(big + o, cap - o, "]}");
+    expect_error("TransactWriteItems", big, "ValidationException", "Transaction payload size cannot exceed 4MB. Payload Size: 4393016");
+    free(big);
+
+    fdbt_resp r = fdbt_call("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                                                  "{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"N\":\"1\"}}}}]}");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(fdbt_error(&r), "TransactionCanceledException");
+    ck_assert_str_eq(fdbt_str(&r, "Message"), "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError]");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.0.Code"), "None");
+    ck_assert_str_eq(fdbt_str(&r, "CancellationReasons.1.Code"), "ValidationError");
+    ck_assert_msg(strstr(fdbt_str(&r, "CancellationReasons.1.Message"), "Type mismatch for key"), "%s", r.body);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item")); /* nothing applied */
+    fdbt_free(&r);
+
+    /* An update that cannot be evaluated fails the whole request instead. */
+    expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                                       "{\"Update\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"UpdateExpression\":\"SET x = y + :one\","
+                                       "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}}]}",
+                 "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+    expect_error("TransactWriteItems", "{\"TransactItems\":{\"Put\":{}}}", "SerializationException", "Start of structure or map found where not expected.");
+    expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":{\"pk\":{\"S\":\"a\"}}}}}", "SerializationException",
+                 "Start of structure or map found where not expected.");
+    expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":\"yes\",\"AttributeName\":\"exp\"}}",
+                 "SerializationException", NULL);
+    expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":1,\"AttributeName\":\"exp\"}}",
+                 "SerializationException", NULL);
+    r = fdbt_call("DescribeTimeToLive", "{\"TableName\":\"Locks\"}");
+    ck_assert_str_eq(fdbt_str(&r, "TimeToLiveDescription.TimeToLiveStatus"), "DISABLED");
+    fdbt_free(&r);
+
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"size(size(a)) > :z\","
+                            "\"ExpressionAttributeValues\":{\":z\":{\"N\":\"1\"}}}",
+                 "ValidationException", "Incorrect operand type for operator or function; operator or function: size, operand type: N");
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"contains(a, a)\"}",
+                 "ValidationException", "The first operand must be distinct from the remaining operands for this operator or function; operator: contains");
+    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
+                         "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"S\"}}}");
+    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
+                            "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"N\"}}}",
+                 "ConditionalCheckFailedException", NULL);
+}
+END_TEST
+
+
+/* An index needs a projection type, and key attribute names (and projected ones) are
+ * 1 to 255 characters. */
+START_TEST(table_projection_and_name_limits)
+{
+    char body[4096], name[300];
+    expect_error("CreateTable", "{\"TableName\":\"GsiP\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                                "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{}}],"
+                                "\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 "ValidationException", "Indexes must have a projection specified");
+    for (int len = 256; len >= 255; len--) {
+        memset(name, 'p', (size_t)len);
+        name[len] = 0;
+        snprintf(body, sizeof body, "{\"TableName\":\"Long%d\",\"KeySchema\":[{\"AttributeName\":\"%s\",\"KeyType\":\"HASH\"}],"
+                                    "\"AttributeDefinitions\":[{\"AttributeName\":\"%s\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                 len, name, name);
+        if (len == 256)
+            expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
+        else
+            expect_ok("CreateTable", body);
+    }
+    snprintf(body, sizeof body, "{\"TableName\":\"GsiI\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                                "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
+                                "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"%sp\"]}}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+             name);
+    expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
+}
+END_TEST
+
 static Suite *items_suite(void)
 {
     Suite *s = suite_create("fakedb_items");
@@ -404,6 +659,11 @@ static Suite *items_suite(void)
     tcase_add_test(tc, delete_all_old);
     tcase_add_test(tc, key_validation);
     tcase_add_test(tc, value_validation);
+    tcase_add_test(tc, update_removes_only_creates_nothing);
+    tcase_add_test(tc, update_list_appends_ascending);
+    tcase_add_test(tc, nul_in_names_kept_whole);
+    tcase_add_test(tc, deep_nesting_limit_and_readable);
+    tcase_add_test(tc, limits_and_error_classes);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -415,6 +675,7 @@ static Suite *tables_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tables_lifecycle);
+    tcase_add_test(tc, table_projection_and_name_limits);
     suite_add_tcase(s, tc);
     return s;
 }

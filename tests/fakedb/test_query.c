@@ -232,6 +232,32 @@ START_TEST(sparse_gsi_keys_only)
 }
 END_TEST
 
+/* A GSI that does not project everything refuses a projection naming what it lacks
+ * (it answered items without those attributes before); its keys and the table's are
+ * always there. An LSI fetches the rest from the table instead. */
+START_TEST(gsi_refuses_unprojected_attributes)
+{
+    fdbt_resp r = fdbt_call("Query", "{\"TableName\":\"Events\",\"IndexName\":\"byG\",\"KeyConditionExpression\":\"g = :g\","
+                                     "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"even\"}},\"ProjectionExpression\":\"v, pk, w\"}");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_str_eq(fdbt_message(&r), "One or more parameter values were invalid: Global secondary index byG does not project [v, w]");
+    fdbt_free(&r);
+    r = fdbt_call("Scan", "{\"TableName\":\"Events\",\"IndexName\":\"byG\",\"AttributesToGet\":[\"pk\",\"v\"]}");
+    ck_assert_str_eq(fdbt_message(&r), "One or more parameter values were invalid: Global secondary index byG does not project [v]");
+    fdbt_free(&r);
+    r = fdbt_call("Query", "{\"TableName\":\"Events\",\"IndexName\":\"byG\",\"KeyConditionExpression\":\"g = :g\","
+                           "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"even\"}},\"ProjectionExpression\":\"pk, sk, g, gs\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 3);
+    fdbt_free(&r);
+    r = fdbt_call("Query", "{\"TableName\":\"Events\",\"IndexName\":\"byL\",\"KeyConditionExpression\":\"pk = :p\","
+                           "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}},\"ProjectionExpression\":\"w\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "Items.0.w.S"), "w2");
+    fdbt_free(&r);
+}
+END_TEST
+
 START_TEST(lsi_include)
 {
     fdbt_resp r = fdbt_call("Query", "{\"TableName\":\"Events\",\"IndexName\":\"byL\",\"KeyConditionExpression\":\"pk = :p AND begins_with(ls, :a)\","
@@ -306,6 +332,7 @@ int main(void)
     tcase_add_test(tc, scan_segments_partition_the_table);
     tcase_add_test(tc, sparse_gsi_keys_only);
     tcase_add_test(tc, lsi_include);
+    tcase_add_test(tc, gsi_refuses_unprojected_attributes);
     tcase_add_test(tc, update_table_adds_gsi);
     tcase_add_test(tc, page_is_one_megabyte);
     suite_add_tcase(s, tc);

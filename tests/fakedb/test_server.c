@@ -562,6 +562,74 @@ START_TEST(program_db_survives_sigkill)
 }
 END_TEST
 
+
+/* An unprocessed fault leaves the matching batch entries unapplied and returns them in
+ * UnprocessedItems/UnprocessedKeys as sent; the client's retry of them then succeeds. */
+START_TEST(fault_unprocessed_batches)
+{
+    fakedb_fault f = { .kind = FAKEDB_FAULT_UNPROCESSED, .operation = "BatchWriteItem", .table = "Locks", .key = "b", .count = 1 };
+    ck_assert_int_gt(fakedb_fault_add(fdbt_db, &f), 0);
+    const char *batch = "{\"RequestItems\":{\"Locks\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                        "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"b\"},\"v\":{\"N\":\"2\"}}}},{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"c\"}}}}]}}";
+    fdbt_resp r = fdbt_call("BatchWriteItem", batch);
+    ck_assert_int_eq(r.status, 200);
+    json_object *left = fdbt_get(r.json, "UnprocessedItems.Locks");
+    ck_assert_ptr_nonnull(left);
+    ck_assert_int_eq((int)json_object_array_length(left), 1);
+    ck_assert_str_eq(json_object_get_string(fdbt_get(json_object_array_get_idx(left, 0), "PutRequest.Item.pk.S")), "b");
+    ck_assert_str_eq(json_object_get_string(fdbt_get(json_object_array_get_idx(left, 0), "PutRequest.Item.v.N")), "2");
+    /* the retry: the UnprocessedItems as the next request */
+    json_object *retry = json_object_new_object();
+    json_object_object_add(retry, "RequestItems", json_object_get(fdbt_get(r.json, "UnprocessedItems")));
+    fdbt_free(&r);
+    r = fdbt_call("Scan", "{\"TableName\":\"Locks\",\"Select\":\"COUNT\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 2); /* a and c only */
+    fdbt_free(&r);
+    r = fdbt_call("BatchWriteItem", json_object_to_json_string(retry));
+    json_object_put(retry);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_object_length(fdbt_get(r.json, "UnprocessedItems")), 0);
+    fdbt_free(&r);
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"b\"}}}");
+    ck_assert_str_eq(fdbt_str(&r, "Item.v.N"), "2");
+    fdbt_free(&r);
+
+    /* BatchGetItem, through the admin endpoint, every key of the request: the keys come
+     * back with the table's other parameters. */
+    const char *fk = "{\"kind\":\"unprocessed\",\"operation\":\"BatchGetItem\",\"count\":1}";
+    r = fdbt_raw("POST", "/fake/faults", NULL, "application/json", NULL, fk, strlen(fk));
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    r = fdbt_raw("GET", "/fake/faults", NULL, NULL, NULL, NULL, 0);
+    ck_assert_str_eq(json_object_get_string(fdbt_get(json_object_array_get_idx(fdbt_get(r.json, "faults"), 0), "kind")), "unprocessed");
+    fdbt_free(&r);
+    const char *get = "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}},{\"pk\":{\"S\":\"b\"}}],\"ProjectionExpression\":\"pk, v\",\"ConsistentRead\":true}}}";
+    r = fdbt_call("BatchGetItem", get);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq((int)json_object_array_length(fdbt_get(r.json, "Responses.Locks")), 0);
+    ck_assert_int_eq((int)json_object_array_length(fdbt_get(r.json, "UnprocessedKeys.Locks.Keys")), 2);
+    ck_assert_str_eq(fdbt_str(&r, "UnprocessedKeys.Locks.ProjectionExpression"), "pk, v");
+    ck_assert(json_object_get_boolean(fdbt_get(r.json, "UnprocessedKeys.Locks.ConsistentRead")));
+    retry = json_object_new_object();
+    json_object_object_add(retry, "RequestItems", json_object_get(fdbt_get(r.json, "UnprocessedKeys")));
+    fdbt_free(&r);
+    r = fdbt_call("BatchGetItem", json_object_to_json_string(retry));
+    json_object_put(retry);
+    ck_assert_int_eq((int)json_object_array_length(fdbt_get(r.json, "Responses.Locks")), 2);
+    ck_assert_int_eq(json_object_object_length(fdbt_get(r.json, "UnprocessedKeys")), 0);
+    fdbt_free(&r);
+    /* A fault for another table or key leaves a batch alone (and is not spent). */
+    fakedb_fault other = { .kind = FAKEDB_FAULT_UNPROCESSED, .table = "Other", .count = 1 };
+    ck_assert_int_gt(fakedb_fault_add(fdbt_db, &other), 0);
+    r = fdbt_call("BatchGetItem", get);
+    ck_assert_int_eq((int)json_object_array_length(fdbt_get(r.json, "Responses.Locks")), 2);
+    fdbt_free(&r);
+    r = fdbt_raw("GET", "/fake/faults", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(json_object_array_get_idx(fdbt_get(r.json, "faults"), 0), "fired")), 0);
+    fdbt_free(&r);
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
     Suite *s = suite_create("fakedb_protocol");
@@ -587,6 +655,7 @@ static Suite *admin_suite(void)
     tcase_add_test(tc, fault_error_and_count);
     tcase_add_test(tc, fault_lost_response_applies_write);
     tcase_add_test(tc, fault_delay_and_stats);
+    tcase_add_test(tc, fault_unprocessed_batches);
     tcase_add_test(tc, durable_file_survives_restart);
     suite_add_tcase(s, tc);
     return s;

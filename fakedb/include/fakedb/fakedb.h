@@ -44,6 +44,11 @@ typedef struct fakedb_options {
     const char *credentials;   /* "KEY:SECRET": verify SigV4; NULL = accept any signature */
     int threads;               /* worker threads; 0 = 4 */
     bool log_requests;         /* one line per request on stderr */
+    int idle_timeout_ms;       /* a connection with no request in progress for this long,
+                                  or a request that stalls this long, is closed; 0 = 60000 */
+    int max_connections;       /* open connections at most; 0 = from RLIMIT_NOFILE (at most
+                                  16384). Near the limit the longest-idle connections are
+                                  closed so that a new client is always answered */
 } fakedb_options;
 
 /* Starts a server; returns NULL and fills err on failure. */
@@ -73,7 +78,11 @@ FAKEDB_API void fakedb_reset(fakedb *db);
 typedef enum fakedb_fault_kind {
     FAKEDB_FAULT_ERROR = 1,    /* answer with error_type/status, the request not applied */
     FAKEDB_FAULT_DELAY,        /* wait delay_ms (on real time) before handling */
-    FAKEDB_FAULT_LOST_RESPONSE /* apply the request, then close the connection unanswered */
+    FAKEDB_FAULT_LOST_RESPONSE, /* apply the request, then close the connection unanswered */
+    FAKEDB_FAULT_UNPROCESSED   /* BatchWriteItem/BatchGetItem: the entries that match (by
+                                  table and key; all when neither is set) are not applied
+                                  and come back in UnprocessedItems/UnprocessedKeys; the
+                                  others are applied. `count` counts requests */
 } fakedb_fault_kind;
 
 typedef struct fakedb_fault {
