@@ -16,25 +16,36 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# (name, file, the text as it is, the text of the bug)
+# (name, [(file, the text as it is, the text of the bug), ...])
 MUTATIONS = [
-    ("renewal keeps the record version", "lib/coord/lockitem.c",
-     'req_s(r, ":r", rvn);',
-     'req_s(r, ":r", lease->rvn);'),
-    ("takeover measured on the wall clock", "lib/coord/acquire.c",
-     "            int64_t now = ddb_clock_mono_ns(l->clock);\n            ddb__lock_item li;",
-     "            int64_t now = ddb_clock_wall_ms(l->clock) * DL_NS_PER_MS;\n            ddb__lock_item li;"),
-    ("takeover does not raise the fencing token", "lib/coord/lockitem.c",
-     'req_append(&r, " ADD #f :one");',
-     'if (!(seen && seen->owner))\n        req_append(&r, " ADD #f :one");'),
-    ("a lease whose renewal failed outlives its deadline", "lib/coord/heartbeat.c",
-     "    if (now < expiry) {\n        ddb__sched_at(lease->sched, &lease->deadline_task, expiry);",
-     "    if (now < expiry || lease->retry_delay_ms > 0) {\n"
-     "        ddb__sched_at(lease->sched, &lease->deadline_task,\n"
-     "                      now < expiry ? expiry : now + lease->lease_ms * DL_NS_PER_MS / 6);"),
-    ("a late renewal answer is accepted", "lib/coord/lease.c",
-     "bool late = !over && after_ns >= lease->expiry_ns;",
-     "bool late = false;\n        (void)after_ns;"),
+    ("renewal keeps the record version", [
+        ("lib/coord/lockitem.c", 'req_s(r, ":r", rvn);', 'req_s(r, ":r", lease->rvn);')]),
+    ("takeover measured on the wall clock", [
+        ("lib/coord/acquire.c",
+         "            int64_t now = ddb_clock_mono_ns(l->clock);\n            ddb__lock_item li;",
+         "            int64_t now = ddb_clock_wall_ms(l->clock) * DL_NS_PER_MS;\n"
+         "            ddb__lock_item li;")]),
+    ("takeover does not raise the fencing token", [
+        ("lib/coord/lockitem.c", 'req_append(&r, " ADD #f :one");',
+         'if (!(seen && seen->owner))\n        req_append(&r, " ADD #f :one");')]),
+    ("a lease whose renewal failed outlives its deadline", [
+        ("lib/coord/heartbeat.c",
+         "    if (now < expiry) {\n        ddb__sched_at(lease->sched, &lease->deadline_task, expiry);",
+         "    if (now < expiry || lease->retry_delay_ms > 0) {\n"
+         "        ddb__sched_at(lease->sched, &lease->deadline_task,\n"
+         "                      now < expiry ? expiry : now + lease->lease_ms * DL_NS_PER_MS / 6);")]),
+    # As before leases were bounded by time: the deadline waits for the renewal in flight,
+    # and its answer counts however late it comes.
+    ("a late renewal answer is accepted", [
+        ("lib/coord/lease.c", "bool late = !over && after_ns >= lease->expiry_ns;",
+         "bool late = false;\n        (void)after_ns;"),
+        ("lib/coord/heartbeat.c",
+         "    if (now < expiry) {\n        ddb__sched_at(lease->sched, &lease->deadline_task, expiry);",
+         "    pthread_mutex_lock(&lease->mu);\n    bool waiting = lease->renewing;\n"
+         "    pthread_mutex_unlock(&lease->mu);\n"
+         "    if (now < expiry || waiting) {\n"
+         "        ddb__sched_at(lease->sched, &lease->deadline_task,\n"
+         "                      now < expiry ? expiry : now + DL_NS_PER_MS);")]),
 ]
 
 
@@ -64,29 +75,37 @@ def main():
         return 2
     jobs = str(os.cpu_count() or 2)
     survivors = 0
-    for name, path, before, after in MUTATIONS:
-        target = os.path.join(src, path)
-        text = open(target).read()
-        if text.count(before) != 1:
-            print(f"mutation '{name}': the text to change is not in {path} exactly once")
-            survivors += 1
-            continue
-        open(target, "w").write(text.replace(before, after))
-        t0 = time.time()
-        b = run(["cmake", "--build", build, "--target", "sim", "-j", jobs])
-        if b.returncode != 0:
-            print(f"mutation '{name}': does not build\n{b.stdout[-2000:]}")
+    for name, edits in MUTATIONS:
+        originals = {}
+        ok = True
+        for path, before, after in edits:
+            target = os.path.join(src, path)
+            text = originals.setdefault(target, open(target).read())
+            current = open(target).read()
+            if current.count(before) != 1:
+                print(f"mutation '{name}': the text to change is not in {path} exactly once")
+                ok = False
+                break
+            open(target, "w").write(current.replace(before, after))
+        if not ok:
             survivors += 1
         else:
-            s = run([os.path.join(build, "tests", "sim", "sim"), "--seeds", str(args.seeds),
-                     "--steps", str(args.steps), "--quiet", "--stop-on-failure"])
-            caught = s.returncode == 1 and "FAIL seed" in s.stdout
-            first = next((l for l in s.stdout.splitlines() if l.startswith("FAIL")), "")
-            print(f"{'caught ' if caught else 'MISSED '} {name}: {first or s.stdout.strip()[-200:]}"
-                  f" ({time.time() - t0:.0f} s)")
-            if not caught:
+            t0 = time.time()
+            b = run(["cmake", "--build", build, "--target", "sim", "-j", jobs])
+            if b.returncode != 0:
+                print(f"mutation '{name}': does not build\n{b.stdout[-2000:]}")
                 survivors += 1
-        open(target, "w").write(text)
+            else:
+                s = run([os.path.join(build, "tests", "sim", "sim"), "--seeds", str(args.seeds),
+                         "--steps", str(args.steps), "--quiet", "--stop-on-failure"])
+                caught = s.returncode == 1 and "FAIL seed" in s.stdout
+                first = next((l for l in s.stdout.splitlines() if l.startswith("FAIL")), "")
+                print(f"{'caught ' if caught else 'MISSED '} {name}: "
+                      f"{first or s.stdout.strip()[-200:]} ({time.time() - t0:.0f} s)", flush=True)
+                if not caught:
+                    survivors += 1
+        for target, text in originals.items():
+            open(target, "w").write(text)
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{len(MUTATIONS) - survivors} passed, {survivors} failed")
