@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 typedef int (*op_fn)(fakedb *, json_object *, fakedb__reply *);
@@ -224,6 +225,55 @@ static const char *secret_for(void *arg, const char *key_id)
     return db->cred_key && !strcmp(db->cred_key, key_id) ? db->cred_secret : NULL;
 }
 
+/* An X-Amz-Date ("20260101T000000Z") in ms since the epoch, or -1. */
+static int64_t amz_date_ms(const char *d)
+{
+    struct tm tm = { 0 };
+    if (!d || strlen(d) != 16 || d[8] != 'T' || d[15] != 'Z' ||
+        sscanf(d, "%4d%2d%2dT%2d%2d%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    return t == (time_t)-1 ? -1 : (int64_t)t * 1000;
+}
+
+static void amz_date(int64_t ms, char out[17])
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+/* As AWS: a signature more than 5 minutes off the server's clock is refused (the
+ * client corrects its skew from the answer's Date and signs again). */
+static int check_signing_time(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
+{
+    const char *d = header(rq, "x-amz-date");
+    int64_t signed_ms = amz_date_ms(d);
+    if (signed_ms < 0)
+        return 0; /* a Date header alone: the signature's own check covers it */
+    int64_t now = fakedb__now_ms(db), window = 5 * 60 * 1000;
+    char sd[17], lo[17], hi[17], nd[17], msg[200];
+    amz_date(signed_ms, sd);
+    amz_date(now, nd);
+    if (signed_ms < now - window) {
+        amz_date(now - window, lo);
+        snprintf(msg, sizeof msg, "Signature expired: %s is now earlier than %s (%s - 5 min.)",
+                 sd, lo, nd);
+    } else if (signed_ms > now + window) {
+        amz_date(now + window, hi);
+        snprintf(msg, sizeof msg, "Signature not yet current: %s is still later than %s (%s + 5 min.)",
+                 sd, hi, nd);
+    } else {
+        return 0;
+    }
+    fakedb__answer_error(rs, 400, FDB_E_INVALID_SIG, msg);
+    return -1;
+}
+
 static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
 {
     char msg[600];
@@ -242,7 +292,7 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
                                           rq->body, rq->body_len, secret_for, db, msg, sizeof msg);
     switch (v) {
     case DL_SIGV4_OK:
-        return 0;
+        return check_signing_time(db, rq, rs);
     case DL_SIGV4_MISSING:
         fakedb__answer_error(rs, 400, FDB_E_MISSING_AUTH, msg[0] ? msg : "Request is missing Authentication Token");
         return -1;

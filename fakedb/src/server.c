@@ -341,6 +341,14 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     }
     rs->body = NULL;
     MHD_add_response_header(resp, "Content-Type", rs->content_type ? rs->content_type : "application/json");
+    /* The server's clock (a fake one when it is fake), from which a client corrects its
+     * clock skew. */
+    char date[40];
+    time_t now_s = (time_t)(fakedb__now_ms(db) / 1000);
+    struct tm tm;
+    gmtime_r(&now_s, &tm);
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_DATE, date);
     if (rs->amz) {
         char id[53], crc[16];
         fakedb__request_id(db, id);

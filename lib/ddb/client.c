@@ -543,6 +543,8 @@ static int attempt_outcome(ddb_client *c, int attempt, int rc, attempt_result *o
                        tx_conflict_only(out->body)));
     *retry = retryable && ddb__retry_next_cost(c->retry, attempt + 1, throttling,
                                                rc == DDB_ETIMEDOUT, delay_ms, last_cost);
+    if (*retry && skew)
+        *delay_ms = 0; /* the cause is corrected: sign again at once */
     return rc;
 }
 

@@ -434,6 +434,76 @@ START_TEST(verifying_server_accepts_signed_requests)
 }
 END_TEST
 
+/* A client whose wall clock is an hour behind the server's: its first signature is
+ * refused as expired, it takes the server's time from the answer's Date, and the same
+ * call then succeeds; later calls sign with the corrected time at once. */
+START_TEST(clock_skew_is_corrected_from_the_servers_date)
+{
+    fakedb_error ferr;
+    int64_t server_ms = 1767225600000LL; /* 2026-01-01 */
+    fakedb *db = fakedb_start(&(fakedb_options){ .credentials = "AKIDSKEW:skew-secret",
+                                                 .fake_clock = true,
+                                                 .fake_clock_start_ms = server_ms }, &ferr);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(fakedb_create_table(db, "Skew", "pk", NULL, &ferr), 0);
+    ddb_clock *behind = ddb_fake_clock_new(server_ms - 3600 * 1000);
+    ddb_error err;
+    ddb_client *c = ddb_client_new(&(ddb_client_options){ .endpoint = fakedb_endpoint(db),
+        .region = "eu-west-1", .access_key_id = "AKIDSKEW", .secret_access_key = "skew-secret",
+        .clock = behind, .imds_disabled = true, .log_level = DDB_LOG_OFF,
+        .retry.max_attempts = 2 }, &err);
+    ck_assert_ptr_nonnull(c);
+    ddb_table *t = ddb_table_open(c, "Skew", "pk", NULL, &err);
+    ddb_item *it = ddb_item_new();
+    ddb_item_set_s(it, "pk", "a");
+    ddb_result res = { 0 };
+    ck_assert_msg(ddb_put_item(t, it, NULL, &res, &err) == 0, "%s", err.message);
+    ck_assert_int_eq(res.retries, 1); /* refused once as expired, then signed anew */
+    ddb_result_cleanup(&res);
+    ck_assert_int_eq(ddb_put_item(t, it, NULL, &res, &err), 0);
+    ck_assert_int_eq(res.retries, 0);
+    ddb_result_cleanup(&res);
+    ddb_item_free(it);
+    ddb_table_close(t);
+    ddb_client_free(c);
+    ddb_clock_unref(behind);
+    fakedb_stop(db);
+}
+END_TEST
+
+/* A verifying server refuses a signature more than 5 minutes off its clock with AWS's
+ * error, and without the client's correction (one attempt) that is the call's error. */
+START_TEST(verifying_server_refuses_an_expired_signature)
+{
+    fakedb_error ferr;
+    int64_t server_ms = 1767225600000LL;
+    fakedb *db = fakedb_start(&(fakedb_options){ .credentials = "AKIDSKEW:skew-secret",
+                                                 .fake_clock = true,
+                                                 .fake_clock_start_ms = server_ms }, &ferr);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(fakedb_create_table(db, "Skew", "pk", NULL, &ferr), 0);
+    ddb_clock *behind = ddb_fake_clock_new(server_ms - 6 * 60 * 1000);
+    ddb_error err;
+    ddb_client *c = ddb_client_new(&(ddb_client_options){ .endpoint = fakedb_endpoint(db),
+        .region = "eu-west-1", .access_key_id = "AKIDSKEW", .secret_access_key = "skew-secret",
+        .clock = behind, .imds_disabled = true, .log_level = DDB_LOG_OFF,
+        .retry.max_attempts = DDB_NO_RETRIES }, &err);
+    ddb_table *t = ddb_table_open(c, "Skew", "pk", NULL, &err);
+    ddb_item *it = ddb_item_new();
+    ddb_item_set_s(it, "pk", "a");
+    ck_assert_int_eq(ddb_put_item(t, it, NULL, NULL, &err), DDB_EACCESS);
+    ck_assert_str_eq(err.aws_type, "InvalidSignatureException");
+    ck_assert_msg(strstr(err.message, "Signature expired: 20251231T235400Z is now earlier than "
+                                      "20251231T235500Z (20260101T000000Z - 5 min.)") != NULL,
+                  "%s", err.message);
+    ddb_item_free(it);
+    ddb_table_close(t);
+    ddb_client_free(c);
+    ddb_clock_unref(behind);
+    fakedb_stop(db);
+}
+END_TEST
+
 /* -------------------------------------------------------------- telemetry */
 
 typedef struct tel_log {
@@ -619,6 +689,8 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, throttled_twice_then_success);
     tcase_add_test(tc, adaptive_mode_limits_after_throttling);
     tcase_add_test(tc, standard_mode_has_no_rate_limiter);
+    tcase_add_test(tc, clock_skew_is_corrected_from_the_servers_date);
+    tcase_add_test(tc, verifying_server_refuses_an_expired_signature);
     tcase_add_test(tc, throttling_outlasts_retries);
     tcase_add_test(tc, server_error_is_retried);
     tcase_add_test(tc, lost_response_then_retry);
