@@ -51,11 +51,26 @@ int cli_exit_for(int rc)
     }
 }
 
+/* The region of the command's client, for its error messages (static storage). */
+static char cli_region[64];
+
 int cli_fail(const char *what, int rc, const ddb_error *err)
 {
     const char *msg = err && err->message[0] ? err->message : ddb_strerror(rc);
+    /* What an operator needs to look the failure up with AWS: the error's type, the
+     * request id of the answer, and the region it went to. */
+    char detail[256] = "";
+    size_t n = 0;
     if (err && err->aws_type[0] && !strstr(msg, err->aws_type))
-        cli_error("%s: %s (%s)", what, msg, err->aws_type);
+        n += (size_t)snprintf(detail + n, sizeof detail - n, "%s", err->aws_type);
+    if (err && err->request_id[0] && n < sizeof detail)
+        n += (size_t)snprintf(detail + n, sizeof detail - n, "%srequest id %s", n ? "; " : "",
+                              err->request_id);
+    if (err && err->http_status && cli_region[0] && n < sizeof detail)
+        n += (size_t)snprintf(detail + n, sizeof detail - n, "%sregion %s", n ? "; " : "",
+                              cli_region);
+    if (n)
+        cli_error("%s: %s (%s)", what, msg, detail);
     else
         cli_error("%s: %s", what, msg);
     if (rc == DDB_EINVAL && cli_current) /* a bad argument that the library caught */
@@ -92,6 +107,8 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         .log_level = o->log_level,
     };
     c->client = ddb_client_new(&co, &err);
+    if (c->client)
+        snprintf(cli_region, sizeof cli_region, "%s", ddb_client_region(c->client));
     if (!c->client) {
         int rc = cli_fail("cannot create the DynamoDB client", err.code ? err.code : DDB_EINVAL,
                           &err);

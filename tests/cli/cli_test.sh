@@ -583,6 +583,10 @@ t_table() {
     expect_eq "delete" 0 "$st"
     capture "$DL" state --table twice skl
     expect_eq "state on a deleted table" 69 "$st"
+    # An error of DynamoDB names its type, the request id and the region, as an operator
+    # needs them to look it up with AWS.
+    expect_match "what a failed request says" \
+        "\(ResourceNotFoundException; request id [A-Z0-9]+; region us-east-1\)" "$err"
 }
 
 t_signal_during_hung_request() {
