@@ -809,14 +809,6 @@ ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err)
     return s;
 }
 
-bool ddb__client_on_scheduler(ddb_client *c)
-{
-    pthread_mutex_lock(&c->sched_mu);
-    bool on = c->sched && ddb__sched_on_worker(c->sched);
-    pthread_mutex_unlock(&c->sched_mu);
-    return on;
-}
-
 /* One asynchronous call: its attempts run on the scheduler's thread, its backoff is a
  * task on the client's clock, and its cancel token aborts the attempt in flight. */
 struct ddb__areq {

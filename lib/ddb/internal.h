@@ -242,8 +242,6 @@ typedef void (*ddb__item_reply_fn)(void *arg, int rc, ddb_result *res, ddb_error
 DDB_API int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
                                    const ddb_write_options *o, ddb__item_reply_fn fn,
                                    void *arg, ddb_error *err);
-/* Whether the calling thread is the scheduler thread of the table's client. */
-DDB_API bool ddb__client_on_scheduler(ddb_client *c);
 
 /* ---- transactions (tx.c): lets libddb_coord poison a transaction with an error, so
  * that its send fails with it. */

@@ -377,11 +377,6 @@ void ddb__sched_free(ddb__sched *s)
     destroy(s);
 }
 
-ddb_clock *ddb__sched_clock(const ddb__sched *s)
-{
-    return s->clock;
-}
-
 int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns)
 {
     pthread_mutex_lock(&s->mu);
@@ -431,11 +426,6 @@ bool ddb__sched_cancel(ddb__sched *s, ddb__task *t)
             pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
     return was_queued;
-}
-
-bool ddb__sched_on_worker(const ddb__sched *s)
-{
-    return tl_worker == s;
 }
 
 bool ddb__sched_quiet(ddb__sched *s)

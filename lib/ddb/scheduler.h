@@ -42,7 +42,6 @@ ddb__sched *ddb__sched_new_timers(ddb_clock *clock);
  * last reference to the scheduler's owner), the worker finishes and frees it once the
  * task returns. */
 DDB_API void ddb__sched_free(ddb__sched *s);
-DDB_API ddb_clock *ddb__sched_clock(const ddb__sched *s);
 /* Queues t to run at due_ns (mono, on the scheduler's clock), or moves it there if it is
  * queued. 0, or DDB_ENOMEM. Any thread. */
 DDB_API int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns);
@@ -51,8 +50,6 @@ DDB_API int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns);
 DDB_API bool ddb__sched_cancel(ddb__sched *s, ddb__task *t);
 /* Cuts the worker's wait short (e.g. the I/O source has work for it). Any thread. */
 DDB_API void ddb__sched_wake(ddb__sched *s);
-/* True on the scheduler's worker thread. */
-DDB_API bool ddb__sched_on_worker(const ddb__sched *s);
 /* For a fake clock's settle: the worker is parked with no task due at the clock's now,
  * no wake pending and no transfer in flight. */
 bool ddb__sched_quiet(ddb__sched *s);
