@@ -289,6 +289,24 @@ static int build_release(ddb_lease *lease, ddb_lock_table **lp, ddb_item **key, 
     return 0;
 }
 
+/* Sends a lease's write (built by build_renew or build_release), blocking or, with fn,
+ * on the client's scheduler; frees what the build made. */
+static int send_lease_write(ddb_lock_table *l, ddb_item *key, req *r, bool return_old,
+                            ddb_cancel *cancel, ddb_result *res, ddb__item_reply_fn fn,
+                            void *arg, ddb_error *err)
+{
+    ddb_write_options o = {.condition = "#o = :o",
+                           .names = r->names,
+                           .values = r->values,
+                           .return_old_on_condition_fail = return_old,
+                           .cancel = cancel};
+    int rc = fn ? ddb__update_item_start(l->table, key, r->update, &o, fn, arg, err)
+                : ddb_update_item(l->table, key, r->update, &o, res, err);
+    ddb_item_free(r->values);
+    ddb_item_free(key);
+    return rc;
+}
+
 int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_item **old,
                   ddb_error *err)
 {
@@ -300,20 +318,12 @@ int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_ite
     if (rc != 0)
         return rc;
     ddb_result res = {0};
-    rc = ddb_update_item(l->table, key, r.update,
-                         &(ddb_write_options){.condition = "#o = :o",
-                                              .names = r.names,
-                                              .values = r.values,
-                                              .return_old_on_condition_fail = true,
-                                              .cancel = cancel},
-                         &res, err);
+    rc = send_lease_write(l, key, &r, true, cancel, &res, NULL, NULL, err);
     if (rc == DDB_ECONDITION) {
         *old = res.item;
         res.item = NULL;
     }
     ddb_result_cleanup(&res);
-    ddb_item_free(r.values);
-    ddb_item_free(key);
     return rc;
 }
 
@@ -324,18 +334,7 @@ int dl_item_renew_start(ddb_lease *lease, const char *rvn, ddb_cancel *cancel,
     ddb_item *key;
     req r;
     int rc = build_renew(lease, rvn, &l, &key, &r, err);
-    if (rc != 0)
-        return rc;
-    rc = ddb__update_item_start(l->table, key, r.update,
-                                &(ddb_write_options){.condition = "#o = :o",
-                                                     .names = r.names,
-                                                     .values = r.values,
-                                                     .return_old_on_condition_fail = true,
-                                                     .cancel = cancel},
-                                fn, arg, err);
-    ddb_item_free(r.values);
-    ddb_item_free(key);
-    return rc;
+    return rc ? rc : send_lease_write(l, key, &r, true, cancel, NULL, fn, arg, err);
 }
 
 int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err)
@@ -344,17 +343,7 @@ int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err)
     ddb_item *key;
     req r;
     int rc = build_release(lease, &l, &key, &r, err);
-    if (rc != 0)
-        return rc;
-    rc = ddb_update_item(l->table, key, r.update,
-                         &(ddb_write_options){.condition = "#o = :o",
-                                              .names = r.names,
-                                              .values = r.values,
-                                              .cancel = cancel},
-                         NULL, err);
-    ddb_item_free(r.values);
-    ddb_item_free(key);
-    return rc;
+    return rc ? rc : send_lease_write(l, key, &r, false, cancel, NULL, NULL, NULL, err);
 }
 
 int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_fn fn,
@@ -364,15 +353,5 @@ int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_
     ddb_item *key;
     req r;
     int rc = build_release(lease, &l, &key, &r, err);
-    if (rc != 0)
-        return rc;
-    rc = ddb__update_item_start(l->table, key, r.update,
-                                &(ddb_write_options){.condition = "#o = :o",
-                                                     .names = r.names,
-                                                     .values = r.values,
-                                                     .cancel = cancel},
-                                fn, arg, err);
-    ddb_item_free(r.values);
-    ddb_item_free(key);
-    return rc;
+    return rc ? rc : send_lease_write(l, key, &r, false, cancel, NULL, fn, arg, err);
 }

@@ -168,6 +168,25 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+/* What every handle of the client's requests is set up with, pooled or asynchronous. */
+static void easy_setup(ddb__http *h, CURL *e, char *errbuf)
+{
+    curl_easy_setopt(e, CURLOPT_URL, h->url);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->request_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (h->ca_bundle)
+        curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_bundle);
+}
+
 static slot *slot_new(ddb__http *h)
 {
     slot *s = calloc(1, sizeof *s);
@@ -179,23 +198,9 @@ static slot *slot_new(ddb__http *h)
         slot_free(s);
         return NULL;
     }
-    CURL *e = s->easy;
-    curl_easy_setopt(e, CURLOPT_URL, h->url);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->request_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (h->ca_bundle)
-        curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_bundle);
+    easy_setup(h, s->easy, s->errbuf);
     /* One connection per handle: the pool is the connection limit. */
-    curl_easy_setopt(e, CURLOPT_MAXCONNECTS, 1L);
+    curl_easy_setopt(s->easy, CURLOPT_MAXCONNECTS, 1L);
     return s;
 }
 
@@ -470,24 +475,10 @@ static ddb__http_xfer *xfer_take(ddb__http_async *a)
         return NULL;
     }
     CURL *e = x->easy;
-    ddb__http *h = a->http;
-    curl_easy_setopt(e, CURLOPT_URL, h->url);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->request_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    easy_setup(a->http, e, x->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->k);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (h->ca_bundle)
-        curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_bundle);
     return x;
 }
 

@@ -291,35 +291,33 @@ int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
     return run(t, "PutItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
 }
 
+/* The text of an UpdateItem, after the table and key are checked. */
+static int update_req(ddb_table *t, const ddb_item *key, const char *update,
+                      const ddb_write_options *o, ddb__text *req, ddb_error *err)
+{
+    int rc = check_table(t, key, "key", err);
+    if (rc == 0 && (rc = ddb__update_request(t, key, update, o, req, err)) != 0)
+        ddb__text_free(req);
+    return rc;
+}
+
 int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
                     const ddb_write_options *o, ddb_result *res, ddb_error *err)
 {
     ddb__err_reset(err);
     result_reset(res);
-    int rc = check_table(t, key, "key", err);
-    if (rc != 0)
-        return rc;
     ddb__text req = { 0 };
-    if ((rc = ddb__update_request(t, key, update, o, &req, err)) != 0) {
-        ddb__text_free(&req);
-        return rc;
-    }
-    return run(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
+    int rc = update_req(t, key, update, o, &req, err);
+    return rc ? rc : run(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
 }
 
 int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
                            const ddb_write_options *o, ddb__item_reply_fn fn, void *arg,
                            ddb_error *err)
 {
-    int rc = check_table(t, key, "key", err);
-    if (rc != 0)
-        return rc;
     ddb__text req = { 0 };
-    if ((rc = ddb__update_request(t, key, update, o, &req, err)) != 0) {
-        ddb__text_free(&req);
-        return rc;
-    }
-    return start(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, fn, arg, err);
+    int rc = update_req(t, key, update, o, &req, err);
+    return rc ? rc : start(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, fn, arg, err);
 }
 
 int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,

@@ -258,23 +258,36 @@ int rec_metrics(rec *r, const char *name, const char *key, const char *value)
 
 static struct timespec guard_deadline(void);
 
-void rec_wait_metrics(rec *r, const char *name, int n)
+/* Waits until n records named name are there: metric points, or spans started. */
+static void rec_wait(rec *r, const char *name, int n, bool spans)
 {
     struct timespec deadline = guard_deadline();
     pthread_mutex_lock(&r->mu);
     for (;;) {
         int have = 0;
-        for (size_t i = 0; i < r->n_metrics; i++)
-            if (strcmp(r->metrics[i].name, name) == 0)
+        size_t count = spans ? r->n_spans : r->n_metrics;
+        for (size_t i = 0; i < count; i++)
+            if (strcmp(spans ? r->spans[i].name : r->metrics[i].name, name) == 0)
                 have++;
         if (have >= n)
             break;
         if (pthread_cond_timedwait(&r->cv, &r->mu, &deadline) != 0) {
             pthread_mutex_unlock(&r->mu);
-            ck_abort_msg("waited for %d points of %s, saw %d", n, name, have);
+            ck_abort_msg("waited for %d %s of %s, saw %d", n, spans ? "spans" : "points", name,
+                         have);
         }
     }
     pthread_mutex_unlock(&r->mu);
+}
+
+void rec_wait_metrics(rec *r, const char *name, int n)
+{
+    rec_wait(r, name, n, false);
+}
+
+void rec_wait_spans(rec *r, const char *name, int n)
+{
+    rec_wait(r, name, n, true);
 }
 
 bool rec_last_metric(rec *r, const char *name, rec_metric *out)
@@ -336,6 +349,16 @@ static void on_refusal(void *arg, const char *name)
     p->refusals++;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+ddb_lease *cx_take(proc *p, const char *name, int64_t lease_ms)
+{
+    ddb_lease *lease = NULL;
+    ddb_error err;
+    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, NULL, &lease, &err);
+    ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
+    ck_assert_ptr_nonnull(lease);
+    return lease;
 }
 
 proc *cx_proc(const proc_options *o)

@@ -91,6 +91,8 @@ const char *rec_field(const rec_log *l, const char *key);
 int rec_metrics(rec *r, const char *name, const char *key, const char *value);
 /* Waits (real time, a hang guard) until n metric points named name were recorded. */
 void rec_wait_metrics(rec *r, const char *name, int n);
+/* Waits (real time, a hang guard) until n spans named name were started. */
+void rec_wait_spans(rec *r, const char *name, int n);
 /* Copies the last metric point named name; false if none. */
 bool rec_last_metric(rec *r, const char *name, rec_metric *out);
 const char *rec_metric_attr(const rec_metric *m, const char *key);
@@ -123,6 +125,8 @@ typedef struct proc_options {
 } proc_options;
 
 proc *cx_proc(const proc_options *o);
+/* p's lock table acquires lock `name` at once (the test fails if it cannot). */
+ddb_lease *cx_take(proc *p, const char *name, int64_t lease_ms);
 void cx_proc_free(proc *p);
 /* Refusals of the process's lock table so far. */
 long proc_refusals(proc *p);

@@ -12,16 +12,6 @@
 
 #define LEASE 30000
 
-static ddb_lease *take(proc *p, const char *name, int64_t lease_ms)
-{
-    ddb_lease *lease = NULL;
-    ddb_error err;
-    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, NULL, &lease, &err);
-    ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
-    ck_assert_ptr_nonnull(lease);
-    return lease;
-}
-
 static bool try_once(proc *p, const char *name, int64_t lease_ms, ddb_lease **out)
 {
     ddb_error err;
@@ -34,7 +24,7 @@ static bool try_once(proc *p, const char *name, int64_t lease_ms, ddb_lease **ou
 START_TEST(test_try_returns_null_when_held)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *held = take(a, "cache-refresh", LEASE);
+    ddb_lease *held = cx_take(a, "cache-refresh", LEASE);
     ddb_lease *other = NULL;
     ck_assert(!try_once(b, "cache-refresh", LEASE, &other));
     ck_assert_ptr_null(other);
@@ -70,7 +60,7 @@ START_TEST(test_waiting_costs_one_read_per_poll)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *held = take(a, "order-sweeper", LEASE);
+    ddb_lease *held = cx_take(a, "order-sweeper", LEASE);
     long reads0 = cx_requests("GetItem");
     long fails0 = cx_condition_failures("UpdateItem");
     long updates0 = cx_requests("UpdateItem");
@@ -100,7 +90,7 @@ END_TEST
 START_TEST(test_released_lock_acquired_at_next_poll)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *held = take(a, "order-sweeper", LEASE);
+    ddb_lease *held = cx_take(a, "order-sweeper", LEASE);
     bg w;
     bg_acquire(&w, b, "order-sweeper", LEASE);
     proc_wait_refusals(b, 1);
@@ -205,7 +195,7 @@ END_TEST
 START_TEST(test_live_holder_never_taken_over)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *held = take(a, "order-sweeper", LEASE);
+    ddb_lease *held = cx_take(a, "order-sweeper", LEASE);
     bg w;
     bg_acquire(&w, b, "order-sweeper", LEASE);
     proc_wait_refusals(b, 1);
@@ -296,7 +286,7 @@ END_TEST
 START_TEST(test_try_sees_renewal_as_new_version)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *held = take(a, "job", LEASE);
+    ddb_lease *held = cx_take(a, "job", LEASE);
     ddb_lease *lease = NULL;
     for (int i = 0; i < 6; i++) {
         ck_assert(!try_once(b, "job", LEASE, &lease));
@@ -336,7 +326,7 @@ START_TEST(test_acquire_with_timeout_live_and_crashed)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
     /* A live holder: gives up after 40 s, with DDB_ECANCELED while ct is not set. */
-    ddb_lease *held = take(a, "nightly-report", LEASE);
+    ddb_lease *held = cx_take(a, "nightly-report", LEASE);
     bg w;
     start_with_timeout(&w, b, "nightly-report");
     proc_wait_refusals(b, 1);
@@ -368,7 +358,7 @@ START_TEST(test_two_lock_tables_in_one_process_contend)
     ddb_error err;
     ddb_lock_table *second = ddb_lock_table_new(a->table, NULL, &err);
     ck_assert_ptr_nonnull(second);
-    ddb_lease *held = take(a, "job", LEASE), *other = NULL;
+    ddb_lease *held = cx_take(a, "job", LEASE), *other = NULL;
     ck_assert_int_eq(ddb_lock_try_acquire(second, "job", LEASE, NULL, &other, &err), 0);
     ck_assert_ptr_null(other);
     ddb_lease_release(held);
@@ -387,7 +377,7 @@ START_TEST(test_three_processes_one_holder_at_a_time)
     proc *p[3] = {cx_proc(&(proc_options){.holder_label = "pod-a"}),
                   cx_proc(&(proc_options){.holder_label = "pod-b"}),
                   cx_proc(&(proc_options){.holder_label = "pod-c"})};
-    ddb_lease *held = take(p[0], "sweeper", LEASE);
+    ddb_lease *held = cx_take(p[0], "sweeper", LEASE);
     bg w[2];
     bg_acquire(&w[0], p[1], "sweeper", LEASE);
     bg_acquire(&w[1], p[2], "sweeper", LEASE);
@@ -543,7 +533,7 @@ END_TEST
 START_TEST(test_acquire_cancelled_while_waiting)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *held = take(a, "job", LEASE);
+    ddb_lease *held = cx_take(a, "job", LEASE);
     bg w;
     bg_acquire(&w, b, "job", LEASE);
     proc_wait_refusals(b, 1);
@@ -639,10 +629,10 @@ END_TEST
 START_TEST(test_refusal_hook_fires_for_try_and_poll)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *lease = take(b, "free-lock", LEASE);
+    ddb_lease *lease = cx_take(b, "free-lock", LEASE);
     ck_assert_int_eq(proc_refusals(b), 0);
     ddb_lease_release(lease);
-    ddb_lease *held = take(a, "job", LEASE);
+    ddb_lease *held = cx_take(a, "job", LEASE);
     ck_assert(!try_once(b, "job", LEASE, &lease));
     ck_assert_int_eq(proc_refusals(b), 1);
     bg w;

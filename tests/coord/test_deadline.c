@@ -14,38 +14,6 @@
 #define LEASE 30000
 #define HANG_MS 600000 /* a delay fault longer than any test: the request hangs */
 
-static ddb_lease *take(proc *p, const char *name, int64_t lease_ms)
-{
-    ddb_lease *lease = NULL;
-    ddb_error err;
-    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, NULL, &lease, &err);
-    ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
-    ck_assert_ptr_nonnull(lease);
-    return lease;
-}
-
-/* Waits (real time, a hang guard) until n spans named name were started. */
-static void wait_spans(rec *r, const char *name, int n)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 20;
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        int have = 0;
-        for (size_t i = 0; i < r->n_spans; i++)
-            if (strcmp(r->spans[i].name, name) == 0)
-                have++;
-        if (have >= n)
-            break;
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &deadline) != 0) {
-            pthread_mutex_unlock(&r->mu);
-            ck_abort_msg("waited for %d spans %s, saw %d", n, name, have);
-        }
-    }
-    pthread_mutex_unlock(&r->mu);
-}
-
 /* The next renewal of lock `name` hangs at the server. */
 static long hang_renewals_of(const char *name)
 {
@@ -78,7 +46,7 @@ START_TEST(test_hung_renewal_ends_lease_at_deadline)
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
     int64_t sent_ms = cx_mono_ms();
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     ended_at at = {0};
     atomic_store(&at.mono_ms, -1);
     ck_assert_int_gt(ddb_cancel_on(ddb_lease_ended(lease), note_ended, &at), 0);
@@ -87,7 +55,7 @@ START_TEST(test_hung_renewal_ends_lease_at_deadline)
 
     /* The heartbeat sends its renewal at a third of the lease; it hangs at the server. */
     ck_assert_int_eq(ddb_fake_clock_advance(CX.fx.clock, LEASE / 3), 0);
-    wait_spans(a->rec, "Lock.Renew", 1);
+    rec_wait_spans(a->rec, "Lock.Renew", 1);
     ck_assert_int_eq(fakedb_wait_faults_fired(CX.fx.db, fired + 1, 20000), 0);
     ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
 
@@ -190,7 +158,7 @@ START_TEST(test_stuck_renewal_leaves_others_on_time)
     for (int i = 0; i < N; i++) {
         char name[16];
         snprintf(name, sizeof name, "job-%d", i);
-        leases[i] = take(a, name, LEASE);
+        leases[i] = cx_take(a, name, LEASE);
         cx_read(watch, name, &before[i]);
     }
     long fired = fakedb_faults_fired(CX.fx.db);
@@ -231,7 +199,7 @@ START_TEST(test_renewal_backoff_settles)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(&(proc_options){.max_attempts = 3}), *watch = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb__lock_item before, after;
     cx_read(watch, "job", &before);
     fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
@@ -260,7 +228,7 @@ START_TEST(test_poll_backoff_settles)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL), *b = cx_proc(&(proc_options){.max_attempts = 3});
-    ddb_lease *held = take(a, "job", LEASE);
+    ddb_lease *held = cx_take(a, "job", LEASE);
     bg w;
     bg_acquire(&w, b, "job", LEASE);
     proc_wait_refusals(b, 1);

@@ -12,16 +12,6 @@
 
 #define LEASE 30000
 
-static ddb_lease *take(proc *p, const char *name, int64_t lease_ms)
-{
-    ddb_lease *lease = NULL;
-    ddb_error err;
-    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, NULL, &lease, &err);
-    ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
-    ck_assert_ptr_nonnull(lease);
-    return lease;
-}
-
 static int renewals(proc *p)
 {
     return rec_metrics(p->rec, "dynalock.lock.renewals", NULL, NULL);
@@ -36,7 +26,7 @@ static int failed_renewals(proc *p)
 START_TEST(test_renews_every_third)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     cx_advance(LEASE / 3 - 1);
     ck_assert_int_eq(renewals(a), 0);
     cx_advance(1);
@@ -55,7 +45,7 @@ END_TEST
 START_TEST(test_rvn_changes_on_renewal)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb__lock_item before, after;
     cx_read(a, "job", &before);
     cx_advance(LEASE / 3);
@@ -128,7 +118,7 @@ START_TEST(test_failed_renewals_back_off_and_lease_outlives_them)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     long fault = fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
                                                             .operation = "UpdateItem",
                                                             .error_type = "InternalServerError",
@@ -168,7 +158,7 @@ START_TEST(test_lost_expired)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
                                                .operation = "UpdateItem"});
     for (int i = 0; i < 29; i++)
@@ -195,7 +185,7 @@ END_TEST
 START_TEST(test_lost_taken_over)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     int64_t token = cx_sim_holder(a, "job", LEASE, "another-pod");
     ck_assert_int_eq(token, 2);
     cx_advance(LEASE / 3);
@@ -208,7 +198,7 @@ START_TEST(test_lost_taken_over)
     ck_assert_str_eq(li.holder, "another-pod"); /* the release left it alone */
     ddb__lock_item_cleanup(&li);
 
-    lease = take(a, "job2", LEASE);
+    lease = cx_take(a, "job2", LEASE);
     cx_sim_release(a, "job2");
     bool held = true;
     ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, NULL), 0);
@@ -224,9 +214,9 @@ END_TEST
 START_TEST(test_lost_deleted_and_token_restarts)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb_lease_release(lease);
-    lease = take(a, "job", LEASE);
+    lease = cx_take(a, "job", LEASE);
     ck_assert_int_eq(ddb_lease_fencing_token(lease), 2);
     cx_sim_delete(a, "job");
     cx_advance(LEASE / 3);
@@ -235,7 +225,7 @@ START_TEST(test_lost_deleted_and_token_restarts)
                                  "deleted"),
                      1);
     ddb_lease_release(lease);
-    lease = take(a, "job", LEASE);
+    lease = cx_take(a, "job", LEASE);
     ck_assert_int_eq(ddb_lease_fencing_token(lease), 1);
     ddb_lease_release(lease);
     cx_proc_free(a);
@@ -247,7 +237,7 @@ END_TEST
 START_TEST(test_lost_table_not_found)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb_error err;
     ck_assert_int_eq(ddb_delete_table(a->client, CX.shop, NULL, &err), 0);
     cx_advance(LEASE / 3);
@@ -263,7 +253,7 @@ END_TEST
 START_TEST(test_loss_is_final)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     cx_sim_holder(a, "job", LEASE, NULL);
     cx_advance(LEASE / 3);
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
@@ -285,7 +275,7 @@ END_TEST
 START_TEST(test_renew_now_moves_heartbeat)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     cx_advance(5000);
     bool held = false;
     ddb_error err;
@@ -307,7 +297,7 @@ START_TEST(test_renew_error_left_to_heartbeat)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
                                                .operation = "UpdateItem",
                                                .count = 1});
@@ -330,7 +320,7 @@ START_TEST(test_release_is_one_conditional_update)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(&(proc_options){.holder_label = "pod-1"});
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb_cancel *ended = ddb_cancel_ref(ddb_lease_ended(lease));
     long before = cx_requests(NULL), updates = cx_requests("UpdateItem");
     ddb_lease_release(lease);
@@ -359,7 +349,7 @@ START_TEST(test_release_failure_logged)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
                                                .operation = "UpdateItem",
                                                .error_type = "InternalServerError",
@@ -387,7 +377,7 @@ END_TEST
 START_TEST(test_unreleased_lease_renewed_for_life)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", 3000);
+    ddb_lease *lease = cx_take(a, "job", 3000);
     for (int i = 1; i <= 90; i++)
         cx_advance(1000);
     ck_assert_int_eq(renewals(a), 90);
@@ -402,7 +392,7 @@ END_TEST
 START_TEST(test_day_lease_renewed_every_8_hours)
 {
     proc *a = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", DDB_LEASE_MAX_MS);
+    ddb_lease *lease = cx_take(a, "job", DDB_LEASE_MAX_MS);
     cx_advance(8LL * 3600 * 1000 - 1);
     ck_assert_int_eq(renewals(a), 0);
     cx_advance(1);
@@ -447,7 +437,7 @@ START_TEST(test_expired_lease_release_frees_lock)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
-    ddb_lease *lease = take(a, "job", LEASE);
+    ddb_lease *lease = cx_take(a, "job", LEASE);
     long fault = fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR,
                                                             .operation = "UpdateItem"});
     for (int i = 0; i < 6; i++)
