@@ -50,7 +50,7 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
-int __wrap_asprintf(char **out, const char *fmt, ...);
+int __wrap_asprintf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void *__wrap_malloc(size_t n)
 {
