@@ -10,6 +10,8 @@
  *
  * Switches (spin -D...):
  *   N=2|3          processes (default 2)
+ *   TMAX=t         the horizon in ticks (default 11; scripts/check-model uses 6 and 10)
+ *   OFFMAX, LOSSMAX, PAUSEMAX, FREEZEMAX, MAXACQ   the bounds below (0 turns a fault off)
  *   PROGRESS       process N-1 contends for ever; checks that the lock never goes
  *                  without a live holder for more than BOUND ticks
  *   BOUND=b        the bound of PROGRESS (default 6)
