@@ -82,8 +82,10 @@ static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
         f.kind = FAKEDB_FAULT_LOST_RESPONSE;
     else if (!strcmp(kind, "unprocessed"))
         f.kind = FAKEDB_FAULT_UNPROCESSED;
+    else if (!strcmp(kind, "lost_request"))
+        f.kind = FAKEDB_FAULT_LOST_REQUEST;
     else {
-        reply_error(rs, 400, "kind must be error, delay, lost_response or unprocessed");
+        reply_error(rs, 400, "kind must be error, delay, lost_response, lost_request or unprocessed");
         return 0;
     }
     int64_t v;

@@ -24,7 +24,7 @@ static void fault_free(fakedb__fault_rec *f)
 
 long fakedb_fault_add(fakedb *db, const fakedb_fault *f)
 {
-    if (!db || !f || f->kind < FAKEDB_FAULT_ERROR || f->kind > FAKEDB_FAULT_UNPROCESSED ||
+    if (!db || !f || f->kind < FAKEDB_FAULT_ERROR || f->kind > FAKEDB_FAULT_LOST_REQUEST ||
         f->count < 0 || f->delay_ms < 0 || (f->status && (f->status < 400 || f->status > 599)))
         return FAKEDB_EINVAL;
     fakedb__fault_rec *rec = calloc(1, sizeof *rec);
@@ -207,7 +207,8 @@ bool fakedb__fault_match(fakedb *db, const char *op, json_object *req, fakedb_fa
 static const char *kind_name(fakedb_fault_kind k)
 {
     return k == FAKEDB_FAULT_ERROR ? "error" : k == FAKEDB_FAULT_DELAY ? "delay"
-           : k == FAKEDB_FAULT_LOST_RESPONSE ? "lost_response" : "unprocessed";
+           : k == FAKEDB_FAULT_LOST_RESPONSE ? "lost_response"
+           : k == FAKEDB_FAULT_LOST_REQUEST ? "lost_request" : "unprocessed";
 }
 
 json_object *fakedb__faults_json(fakedb *db)

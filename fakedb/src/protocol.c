@@ -523,6 +523,13 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         json_object_put(req);
         return;
     }
+    if (fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_REQUEST, &hit)) {
+        /* As a request lost on its way: nothing applied, nothing answered. */
+        fakedb__stat_count(db, op, false);
+        rs->lose = true;
+        json_object_put(req);
+        return;
+    }
     bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
     fakedb__fault_hit unprocessed;
     if ((!strcmp(name, "BatchWriteItem") || !strcmp(name, "BatchGetItem")) &&

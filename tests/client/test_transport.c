@@ -168,6 +168,29 @@ START_TEST(lost_response_then_retry)
 }
 END_TEST
 
+/* A request lost on its way: the client sees a connection failure, retries, and the
+ * write is applied once. */
+START_TEST(lost_request_then_retry)
+{
+    ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_LOST_REQUEST,
+        .operation = "UpdateItem", .count = 1 }), 0);
+    ddb_item *k = key2("lost-request", "s");
+    ddb_item *vals = ddb_item_new();
+    ddb_item_set_i64(vals, ":one", 1);
+    ddb_result res = { 0 };
+    ddb_error err;
+    ck_assert_int_eq(ddb_update_item(tab, k, "ADD n :one", &(ddb_write_options){ .values = vals,
+        .return_values = DDB_RETURN_ALL_NEW }, &res, &err), 0);
+    ck_assert_int_eq(res.retries, 1);
+    int64_t n;
+    ck_assert_int_eq(ddb_item_get_i64(res.item, "n", &n), 0);
+    ck_assert_int_eq(n, 1); /* the lost attempt was not applied */
+    ddb_result_cleanup(&res);
+    ddb_item_free(vals);
+    ddb_item_free(k);
+}
+END_TEST
+
 START_TEST(refused_connection_is_retried)
 {
     ddb_error err;
@@ -694,6 +717,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, throttling_outlasts_retries);
     tcase_add_test(tc, server_error_is_retried);
     tcase_add_test(tc, lost_response_then_retry);
+    tcase_add_test(tc, lost_request_then_retry);
     tcase_add_test(tc, refused_connection_is_retried);
     tcase_add_test(tc, request_timeout);
     tcase_add_test(tc, cancel_during_request);

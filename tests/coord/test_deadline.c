@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "coord_fixture.h"
 
 #define LEASE 30000
@@ -195,10 +196,17 @@ END_TEST
 /* A renewal that meets a 500 waits in the client's backoff, with the client's default
  * retries, as a task on the fake clock: an advance settles, and the next advance past the
  * backoff sends the retry. */
+static double half(void *arg)
+{
+    (void)arg;
+    return 0.5; /* the first backoff is then 50 ms, never 0 */
+}
+
 START_TEST(test_renewal_backoff_settles)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(&(proc_options){.max_attempts = 3}), *watch = cx_proc(NULL);
+    ddb__retry_set_random(a->client->retry, half, NULL);
     ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb__lock_item before, after;
     cx_read(watch, "job", &before);
@@ -228,6 +236,7 @@ START_TEST(test_poll_backoff_settles)
 {
     CX_NEEDS_FAKEDB();
     proc *a = cx_proc(NULL), *b = cx_proc(&(proc_options){.max_attempts = 3});
+    ddb__retry_set_random(b->client->retry, half, NULL);
     ddb_lease *held = cx_take(a, "job", LEASE);
     bg w;
     bg_acquire(&w, b, "job", LEASE);

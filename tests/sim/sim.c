@@ -102,6 +102,7 @@ struct sim {
     bool trace;
     const char *violation;
     char why[512];
+    char who[2][16];          /* the processes a violation names, for its trace */
     int64_t max_dt;
     bool in_delay;            /* a request is being delayed: no second delay inside it */
     bool closing;             /* the run is over: no more faults, no more records */
@@ -134,6 +135,12 @@ static void violate(sim *s, const char *rule, const char *fmt, ...)
     if (s->violation)
         return;
     s->violation = rule;
+    /* The processes it names ("pN.G"), whose events make its trace. */
+    va_list names;
+    va_start(names, fmt);
+    int id = va_arg(names, int), gen = va_arg(names, int);
+    snprintf(s->who[0], sizeof s->who[0], "p%d.%d ", id, gen);
+    va_end(names);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(s->why, sizeof s->why, fmt, ap);
@@ -241,6 +248,10 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
                                                 .error_type = "InternalServerError",
                                                 .count = 1});
         ev(s, "p%d.%d %s: 500", p->id, p->gen, name);
+    } else if (roll < 170) {
+        fakedb_fault_add(s->db, &(fakedb_fault){.kind = FAKEDB_FAULT_LOST_REQUEST,
+                                                .operation = name, .count = 1});
+        ev(s, "p%d.%d %s: request lost", p->id, p->gen, name);
     }
 }
 
@@ -596,6 +607,8 @@ static void step(sim *s)
 typedef struct run_result {
     const char *violation;
     char why[512];
+    char trace[8192];         /* the events of the processes the violation names */
+    char who[2][16];          /* the processes a violation names, for its trace */
     uint64_t log_hash;
     int64_t sim_ms;
     char *log;                /* when kept */
@@ -610,6 +623,43 @@ static uint64_t fnv1a(const char *p, size_t n)
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+/* The last events that name the violation's first process, or another process it names,
+ * or are the violation itself: what a reader needs, without the rest of the run. */
+static void focused_trace(sim *s, char *out, size_t cap)
+{
+    const char *lines[64];
+    size_t lens[64];
+    int n = 0;
+    for (const char *p = s->log, *end = s->log + s->log_len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        bool keep = memmem(p, len, "VIOLATION", 9) || memmem(p, len, s->who[0], strlen(s->who[0]));
+        /* Any other process the violation's text names. */
+        for (const char *w = strstr(s->why, " p"); !keep && w; w = strstr(w + 1, " p")) {
+            char tag[16];
+            int id, gen;
+            if (sscanf(w, " p%d.%d", &id, &gen) == 2) {
+                snprintf(tag, sizeof tag, "p%d.%d ", id, gen);
+                keep = memmem(p, len, tag, strlen(tag)) != NULL;
+            }
+        }
+        if (keep) {
+            if (n == 64) {
+                memmove(lines, lines + 1, sizeof lines[0] * 63);
+                memmove(lens, lens + 1, sizeof lens[0] * 63);
+                n = 63;
+            }
+            lines[n] = p;
+            lens[n++] = len;
+        }
+        p += len + 1;
+    }
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = n > 30 ? n - 30 : 0; i < n && used + lens[i] + 4 < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "    %.*s\n", (int)lens[i], lines[i]);
 }
 
 static run_result run_seed(fakedb *db, uint64_t seed, int procs, int steps, bool trace,
@@ -643,6 +693,8 @@ static run_result run_seed(fakedb *db, uint64_t seed, int procs, int steps, bool
         step(s);
     run_result r = {.violation = s->violation, .sim_ms = s->now_ms};
     snprintf(r.why, sizeof r.why, "%s", s->why);
+    if (s->violation)
+        focused_trace(s, r.trace, sizeof r.trace);
     r.log_hash = fnv1a(s->log, s->log_len);
     s->closing = true;
     fakedb_fault_clear(db);
@@ -726,9 +778,9 @@ int main(int argc, char **argv)
         }
         if (r.violation) {
             failed++;
-            printf("FAIL seed %" PRIu64 ": %s: %s\n  replay: sim --first %" PRIu64
+            printf("FAIL seed %" PRIu64 ": %s: %s\n%s  replay: sim --first %" PRIu64
                    " --seeds 1 --steps %ld --procs %ld --trace\n",
-                   seed, r.violation, r.why, seed, steps, procs);
+                   seed, r.violation, r.why, r.trace, seed, steps, procs);
             if (stop) {
                 seeds = i + 1;
                 break;

@@ -79,10 +79,11 @@ typedef enum fakedb_fault_kind {
     FAKEDB_FAULT_ERROR = 1,    /* answer with error_type/status, the request not applied */
     FAKEDB_FAULT_DELAY,        /* wait delay_ms (on real time) before handling */
     FAKEDB_FAULT_LOST_RESPONSE, /* apply the request, then close the connection unanswered */
-    FAKEDB_FAULT_UNPROCESSED   /* BatchWriteItem/BatchGetItem: the entries that match (by
+    FAKEDB_FAULT_UNPROCESSED,  /* BatchWriteItem/BatchGetItem: the entries that match (by
                                   table and key; all when neither is set) are not applied
                                   and come back in UnprocessedItems/UnprocessedKeys; the
                                   others are applied. `count` counts requests */
+    FAKEDB_FAULT_LOST_REQUEST  /* close the connection unanswered, the request not applied */
 } fakedb_fault_kind;
 
 typedef struct fakedb_fault {
