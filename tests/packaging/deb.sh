@@ -52,6 +52,7 @@ ok
 [ "$(/usr/bin/fakedb --version)" = "fakedb $version" ] || fail "fakedb --version"
 ok
 for f in /usr/share/bash-completion/completions/dynalock /usr/share/bash-completion/completions/fakedb \
+         /usr/share/zsh/vendor-completions/_dynalock /usr/share/zsh/vendor-completions/_fakedb \
          /lib/systemd/system/fakedb.service /lib/systemd/system/dynalock-leader@.service \
          /usr/share/man/man1/dynalock.1.gz /usr/share/man/man1/fakedb.1.gz; do
   [ -f "$f" ] || fail "$f was not installed"
