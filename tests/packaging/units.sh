@@ -2,7 +2,8 @@
 # Usage: units.sh BUILD_DIR
 # Installs the build into a temporary prefix and checks its systemd units with
 # `systemd-analyze verify` (the template through an instance of it), so the ExecStart
-# paths point at the installed programs. Exits 77 (a skip) without systemd-analyze.
+# paths point at the installed programs, and scores fakedb.service's sandbox with
+# `systemd-analyze security`. Exits 77 (a skip) without systemd-analyze.
 set -euo pipefail
 build=$1
 if ! command -v systemd-analyze >/dev/null 2>&1; then
@@ -31,4 +32,11 @@ out=$(cd "$tmp/check" && SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=n
 if [ -n "$out" ]; then
   echo "$out" >&2; echo "units: systemd-analyze verify complained" >&2; exit 1
 fi
-echo "units: 2 units verified"
+# fakedb.service stays sandboxed: systemd's own exposure score (0 to 10, lower is
+# safer; 1.4 when this was written) must stay at or under 2.0.
+if ! out=$(cd "$tmp/check" && systemd-analyze security --offline=true --threshold=20 --no-pager \
+             ./fakedb.service 2>&1); then
+  echo "$out" | tail -n 40 >&2
+  echo "units: fakedb.service is exposed more than 2.0 (systemd-analyze security)" >&2; exit 1
+fi
+echo "units: 2 units verified; $(echo "$out" | grep -o 'Overall exposure level .*' | head -n 1)"
