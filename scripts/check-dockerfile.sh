@@ -38,7 +38,7 @@ pkgs=" $(grep -o 'apt-get install [^&]*' "$tmp/final" | tr -s ' ' | cut -d' ' -f
 for f in "${copied[@]}"; do
   objdump -p "$f" >/dev/null 2>&1 || continue
   for lib in $(objdump -p "$f" | awk '$1 == "NEEDED" { print $2 }'); do
-    pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n 1 | cut -d: -f1)
+    pkg=$(dpkg -S "*/$lib" 2>/dev/null | awk -F: 'NR == 1 { print $1 }')
     [ -n "$pkg" ] || fail "no Debian package here holds $lib, which $f needs"
     [[ $pkgs == *" $pkg "* ]] || fail "$lib ($pkg) is needed by $(basename "$f") but not installed by the final stage"
   done

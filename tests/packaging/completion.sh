@@ -45,7 +45,9 @@ expect()
 # offers LINE WORD: TAB offers at least WORD (for lists from the system, e.g. commands).
 offers()
 {
-    if complete_line "$1" | grep -qxF -- "$2"; then
+    local all
+    all=$(complete_line "$1")    # not a pipe into grep -q: its early exit fails pipefail
+    if grep -qxF -- "$2" <<< "$all"; then
         pass=$((pass + 1))
     else
         echo "FAIL '$1<TAB>' does not offer '$2'" >&2

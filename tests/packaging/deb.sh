@@ -80,7 +80,9 @@ cmake --build "$tmp/consumer" > "$tmp/consumer.log" 2>&1 || { cat "$tmp/consumer
 "$tmp/consumer/consumer" || fail "consumer (CMake, shared)"
 "$tmp/consumer/consumer_static" || fail "consumer (CMake, static)"
 [ "$("$tmp/consumer/version_consumer")" = "$version" ] || fail "version_consumer"
-ldd "$tmp/consumer/consumer" | grep -Eq '=> (/usr)?/lib/[^ ]*-linux-[^ ]*/libddb\.so\.0 ' || fail "consumer does not use the package's libddb.so.0"
+libs=$(ldd "$tmp/consumer/consumer")
+grep -Eq '=> (/usr)?/lib/[^ ]*-linux-[^ ]*/libddb\.so\.0 ' <<< "$libs" ||
+  fail "consumer does not use the package's libddb.so.0"
 ok
 [ "$(pkg-config --modversion dynalock-coord)" = "$version" ] || fail "pkg-config --modversion"
 # shellcheck disable=SC2046

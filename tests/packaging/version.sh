@@ -19,7 +19,7 @@ done
 for man in "$src"/docs/man/*.1; do
   found+=("$(basename "$man") $(sed -n 's/^\.TH .*"dynalock \([^"]*\)".*/\1/p' "$man")")
 done
-found+=("CHANGELOG.md $(sed -n 's/^## \[\([0-9][^]]*\)\].*/\1/p' "$src/CHANGELOG.md" | head -n 1)")
+found+=("CHANGELOG.md $(awk 'match($0, /^## \[[0-9][^]]*\]/) { print substr($0, 5, RLENGTH - 5); exit }' "$src/CHANGELOG.md")")
 found+=("scripts/package.sh $("$src/scripts/package.sh" --print-version)")
 
 bad=0
