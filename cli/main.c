@@ -6,10 +6,6 @@
 
 #include "cli.h"
 
-#ifndef DYNALOCK_VERSION
-#define DYNALOCK_VERSION "0.1.0"
-#endif
-
 #define COMMON_HELP \
     "Common options:\n" \
     "  --table NAME        the table of the locks (default: $DYNALOCK_TABLE)\n" \
@@ -221,7 +217,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(sub, "--version") == 0 || strcmp(sub, "-V") == 0) {
-        printf("dynalock %s\n", DYNALOCK_VERSION);
+        printf("dynalock %s\n", ddb_version());
         return 0;
     }
     const cli_command *cmd = NULL;

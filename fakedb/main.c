@@ -1,6 +1,7 @@
 /* main.c: the `fakedb` program, a fake DynamoDB server for tests and CI in any language.
  * It runs libfakedb until SIGTERM or SIGINT, then finishes in-flight requests and exits
  * 0. Bad arguments exit 64 (EX_USAGE) with a usage line. */
+#include <dynalock/version.h>
 #include <fakedb/fakedb.h>
 
 #include <errno.h>
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
             fputs(k_help, stdout);
             return 0;
         } else if (!strcmp(name, "--version")) {
-            printf("fakedb %s\n", fakedb_version());
+            printf("fakedb %s\n", DDB_VERSION_STRING);
             return 0;
         } else if (!strcmp(name, "--log")) {
             o.log_requests = true;

@@ -27,6 +27,13 @@
 extern "C" {
 #endif
 
+/* ----------------------------------------------------------------- version */
+
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH"; static, never
+ * NULL. The headers it was compiled against say theirs in <dynalock/version.h>
+ * (DDB_VERSION_STRING, DDB_VERSION_NUM). Any thread. */
+DDB_API const char *ddb_version(void);
+
 /* ------------------------------------------------------------------ errors */
 
 enum {

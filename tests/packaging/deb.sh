@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Usage: deb.sh SOURCE_DIR CC
+# Builds the Debian packages (scripts/package.sh, lintian included), installs them with
+# dpkg -i, runs `dynalock --version`, `fakedb --version` and the installed fakedb,
+# builds and runs a consumer against libdynalock-dev with CMake and with pkg-config,
+# then purges them and checks that the machine is as it was: the same packages in the
+# same states, none of the packages' files left.
+# It changes the machine, so it runs only with DYNALOCK_PACKAGE_TEST=1 (as .ci/run
+# does), as root, with dpkg, and when none of the four packages is installed; else it
+# reports a skip (77).
+set -euo pipefail
+src=$1 cc=$2
+pkgs=(libdynalock0 libdynalock-dev dynalock fakedb)
+skip() { echo "deb: skipped: $*"; exit 77; }
+[ "${DYNALOCK_PACKAGE_TEST:-}" = 1 ] ||
+  skip "set DYNALOCK_PACKAGE_TEST=1 to build, install and purge the Debian packages"
+[ "$(id -u)" -eq 0 ] || skip "needs root to install packages"
+command -v dpkg >/dev/null 2>&1 || skip "dpkg is not installed"
+version=$("$src/scripts/package.sh" --print-version)
+
+# One run at a time on a machine.
+exec 9>/var/lock/dynalock-packaging-test.lock
+flock 9
+for p in "${pkgs[@]}"; do
+  if dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -qv '^un'; then
+    skip "$p is installed already; purging it afterwards would change the machine"
+  fi
+done
+
+tmp=$(mktemp -d)
+state() { dpkg-query -W -f='${Package}:${Architecture} ${Version} ${db:Status-Abbrev}\n' | LC_ALL=C sort; }
+state > "$tmp/before"
+purge() { dpkg --purge "${pkgs[@]}" >"$tmp/purge.log" 2>&1; }
+trap 'purge || true; [ -n "${fakedb_pid:-}" ] && kill "$fakedb_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+pass=0
+ok() { pass=$((pass + 1)); }
+fail() { echo "deb: FAIL: $*" >&2; exit 1; }
+
+"$src/scripts/package.sh" --out "$tmp/debs" > "$tmp/debs.txt" || fail "scripts/package.sh failed"
+mapfile -t debs < "$tmp/debs.txt"
+[ "${#debs[@]}" -eq 4 ] || fail "scripts/package.sh built ${#debs[@]} packages, not 4"
+ok
+dpkg -i "${debs[@]}" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "dpkg -i"; }
+for p in "${pkgs[@]}"; do
+  [ "$(dpkg-query -W -f='${Version} ${db:Status-Abbrev}' "$p")" = "$version ii " ] ||
+    fail "$p is not installed at version $version"
+done
+ok
+
+# The programs, from the installed packages.
+[ "$(/usr/bin/dynalock --version)" = "dynalock $version" ] || fail "dynalock --version"
+[ "$(/usr/bin/fakedb --version)" = "fakedb $version" ] || fail "fakedb --version"
+ok
+for f in /usr/share/bash-completion/completions/dynalock /usr/share/bash-completion/completions/fakedb \
+         /usr/share/zsh/vendor-completions/_dynalock /usr/share/zsh/vendor-completions/_fakedb \
+         /lib/systemd/system/fakedb.service /lib/systemd/system/dynalock-leader@.service \
+         /usr/share/man/man1/dynalock.1.gz /usr/share/man/man1/fakedb.1.gz; do
+  [ -f "$f" ] || fail "$f was not installed"
+done
+grep -q '^ExecStart=/usr/bin/fakedb ' /lib/systemd/system/fakedb.service || fail "fakedb.service ExecStart"
+ok
+# The installed fakedb serves, and says its version on /fake/health.
+mkfifo "$tmp/out"
+/usr/bin/fakedb --port 0 > "$tmp/out" &
+fakedb_pid=$!
+read -r line < "$tmp/out"
+url=${line#fakedb listening on }
+health=$(curl -sf "$url/fake/health") || fail "GET $url/fake/health"
+[ "$health" = "{\"ok\":true,\"version\":\"$version\"}" ] || fail "health answered $health"
+kill "$fakedb_pid"; wait "$fakedb_pid" || fail "fakedb did not exit 0 on SIGTERM"
+fakedb_pid=""
+ok
+
+# A consumer against libdynalock-dev: CMake (shared and static) and pkg-config.
+cmake -S "$src/tests/packaging/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
+  -DDYNALOCK_VERSION="$version" > "$tmp/consumer.log" 2>&1 || { cat "$tmp/consumer.log" >&2; fail "cmake consumer"; }
+dir=$(sed -n 's/^dynalock_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
+[[ $dir == /usr/lib/*/cmake/dynalock ]] || fail "CMake found dynalock in '$dir', not the package's"
+cmake --build "$tmp/consumer" > "$tmp/consumer.log" 2>&1 || { cat "$tmp/consumer.log" >&2; fail "build consumer"; }
+"$tmp/consumer/consumer" || fail "consumer (CMake, shared)"
+"$tmp/consumer/consumer_static" || fail "consumer (CMake, static)"
+[ "$("$tmp/consumer/version_consumer")" = "$version" ] || fail "version_consumer"
+libs=$(ldd "$tmp/consumer/consumer")
+grep -Eq '=> (/usr)?/lib/[^ ]*-linux-[^ ]*/libddb\.so\.0 ' <<< "$libs" ||
+  fail "consumer does not use the package's libddb.so.0"
+ok
+[ "$(pkg-config --modversion dynalock-coord)" = "$version" ] || fail "pkg-config --modversion"
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$tmp/consumer_pc" "$src/tests/install/consumer/consumer.c" \
+  $(pkg-config --cflags --libs dynalock-testing) || fail "pkg-config consumer build"
+"$tmp/consumer_pc" || fail "consumer (pkg-config)"
+ok
+
+# Purge, and the machine is as it was.
+purge || { cat "$tmp/purge.log" >&2; fail "dpkg --purge"; }
+state > "$tmp/after"
+diff "$tmp/before" "$tmp/after" >&2 || fail "the installed packages differ from before the test"
+for deb in "${debs[@]}"; do
+  while read -r path; do
+    if { [ -e "$path" ] || [ -L "$path" ]; } && [ ! -d "$path" ]; then
+      fail "$path is left after the purge"
+    fi
+  done < <(dpkg-deb -c "$deb" | awk '{ print substr($6, 2) }')
+done
+ok
+echo "deb: $pass passed, 0 failed (dynalock $version)"
