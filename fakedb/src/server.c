@@ -14,6 +14,7 @@
 #include "internal.h"
 
 #include <sigv4.h>
+#include <dynalock/version.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -718,5 +719,5 @@ void fakedb_reset(fakedb *db)
 
 const char *fakedb_version(void)
 {
-    return "0.1.0";
+    return DDB_VERSION_STRING; /* one version for the whole project */
 }

@@ -14,9 +14,7 @@
 
 #include "sigv4.h"
 
-#ifndef DDB_VERSION_STRING
-#define DDB_VERSION_STRING "0"
-#endif
+#include <dynalock/version.h>
 
 /* Splits an endpoint URL (libcurl's parser) into the pieces the client signs and
  * reports. http(s) only, no user info, no query or fragment; IPv6 literals in brackets. */

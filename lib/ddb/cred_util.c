@@ -11,9 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#ifndef DDB_VERSION_STRING
-#define DDB_VERSION_STRING "0"
-#endif
+#include <dynalock/version.h>
 
 #define HTTP_MAX_BODY (64 * 1024)
 

@@ -33,10 +33,10 @@ DDB_API void ddb__clock_hold(ddb_clock *c);
 DDB_API void ddb__clock_unhold(ddb_clock *c);
 /* Fake clock: moves its wall time alone by ms (either way), as an NTP step or an
  * operator's date(1) would; monotonic time and waits are untouched. For the simulator. */
-DDB_API int ddb__fake_clock_jump_wall(ddb_clock *c, int64_t ms);
+int ddb__fake_clock_jump_wall(ddb_clock *c, int64_t ms);
 /* Fake clock: settle of its schedulers alone (not of the threads that wait on it), for a
  * caller inside a library call on that clock, which the whole settle would wait for. */
-DDB_API int ddb__fake_clock_settle_schedulers(ddb_clock *c, int64_t real_timeout_ms);
+int ddb__fake_clock_settle_schedulers(ddb_clock *c, int64_t real_timeout_ms);
 /* The end of a public call of libddb: marks the thread idle unless a hold is on. */
 void ddb__clock_call_done(ddb_clock *c);
 /* Timers behind ddb_cancel_after: sets `cancel` once the clock reaches deadline_mono_ns.

@@ -32,7 +32,7 @@ typedef struct ddb__sched ddb__sched;
 
 /* A scheduler on `clock` (referenced); its worker starts with the first task. io may be
  * NULL. No I/O. */
-DDB_API ddb__sched *ddb__sched_new(ddb_clock *clock, const ddb__sched_io *io, void *io_arg,
+ddb__sched *ddb__sched_new(ddb_clock *clock, const ddb__sched_io *io, void *io_arg,
                            ddb_error *err);
 /* The scheduler of a clock's own timers (clock.c): it holds no reference on the clock,
  * which owns it. */
@@ -41,7 +41,7 @@ ddb__sched *ddb__sched_new_timers(ddb_clock *clock);
  * still queued are dropped, not run. On the worker thread itself (a task dropped the
  * last reference to the scheduler's owner), the worker finishes and frees it once the
  * task returns. */
-DDB_API void ddb__sched_free(ddb__sched *s);
+void ddb__sched_free(ddb__sched *s);
 /* Queues t to run at due_ns (mono, on the scheduler's clock), or moves it there if it is
  * queued. 0, or DDB_ENOMEM. Any thread. */
 DDB_API int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns);
@@ -49,7 +49,7 @@ DDB_API int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns);
  * the worker, t is not running and will not run until queued again. Any thread. */
 DDB_API bool ddb__sched_cancel(ddb__sched *s, ddb__task *t);
 /* Cuts the worker's wait short (e.g. the I/O source has work for it). Any thread. */
-DDB_API void ddb__sched_wake(ddb__sched *s);
+void ddb__sched_wake(ddb__sched *s);
 /* For a fake clock's settle: the worker is parked with no task due at the clock's now,
  * no wake pending and no transfer in flight. */
 bool ddb__sched_quiet(ddb__sched *s);
@@ -60,7 +60,7 @@ int ddb__sched_wait_quiet(ddb__sched *s, int64_t real_deadline_ns);
 void ddb__sched_pin(ddb__sched *s);
 void ddb__sched_unpin(ddb__sched *s);
 /* Worker threads running in the process (for tests and benchmarks). */
-DDB_API int ddb__sched_workers(void);
+int ddb__sched_workers(void);
 
 /* The client's scheduler (client.c), made (with its thread, on its first task) on first
  * use; the client owns it. NULL with err when it cannot be made. Any thread. */
