@@ -72,8 +72,12 @@ struct proc {
     int owner;                /* the lease's owner, as a sequence number */
     int64_t token;
     int64_t deadline_ms;      /* the checker's own account: last good send + lease */
-    int64_t renew_sent_ms;    /* own clock at the start of the renewal in flight */
-    uint64_t renew_span;
+    /* Renewals in flight (the heartbeat's and ddb_lease_renew's may overlap): their span
+     * and their send on the process's own clock. */
+    struct {
+        uint64_t span;
+        int64_t sent_ms;
+    } renewing[4];
     bool paused_since_send;   /* paused while this lease was held */
     int pause_left;           /* steps it stays frozen */
     bool crashed;             /* frozen for good: its replacement runs */
@@ -200,13 +204,21 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
     if (s->closing)
         return;
     if (strcmp(name, "Lock.Renew") == 0) {
-        p->renew_sent_ms = own_ms(p);
-        p->renew_span = id;
+        for (int i = 0; i < 4; i++) {
+            if (p->renewing[i].span == 0) {
+                p->renewing[i].span = id;
+                p->renewing[i].sent_ms = own_ms(p);
+                break;
+            }
+        }
         return;
     }
     if (!is_op(name))
         return;
     int roll = (int)(rng_next(&s->r) % 1000);
+    /* Progress is promised when DynamoDB answers: a fault restarts its clock. */
+    if (roll < 170 && s->freed_at_ms >= 0)
+        s->freed_at_ms = s->now_ms;
     if (roll < 40) {
         fakedb_fault_add(s->db, &(fakedb_fault){.kind = FAKEDB_FAULT_LOST_RESPONSE,
                                                 .operation = name, .count = 1});
@@ -259,16 +271,21 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
 static void on_span_end(void *arg, uint64_t id, const char *error_type)
 {
     proc *p = arg;
-    if (p->s->closing || id != p->renew_span || !p->lease)
+    if (p->s->closing)
         return;
-    p->renew_span = 0;
-    int64_t now = own_ms(p);
-    if (!error_type && now < p->deadline_ms) {
-        p->deadline_ms = p->renew_sent_ms + LEASE_MS;
-        if (p->s->trace)
-            ev(p->s, "p%d.%d renewed, deadline %" PRId64 " (sent %" PRId64 ", answered %" PRId64
-               " on its clock)", p->id, p->gen, p->deadline_ms, p->renew_sent_ms, now);
-        p->paused_since_send = false; /* a renewal that succeeded: the lease is sound again */
+    for (int i = 0; i < 4; i++) {
+        if (p->renewing[i].span != id)
+            continue;
+        p->renewing[i].span = 0;
+        int64_t now = own_ms(p), sent = p->renewing[i].sent_ms;
+        if (p->lease && !error_type && now < p->deadline_ms && sent + LEASE_MS > p->deadline_ms) {
+            p->deadline_ms = sent + LEASE_MS;
+            p->paused_since_send = false; /* a renewal that succeeded: the lease is sound again */
+            if (p->s->trace)
+                ev(p->s, "p%d.%d renewed, deadline %" PRId64 " (sent %" PRId64 ", answered %" PRId64
+                   " on its clock)", p->id, p->gen, p->deadline_ms, sent, now);
+        }
+        return;
     }
 }
 
