@@ -272,7 +272,8 @@ static void many(const scenario *sc)
         printf(" (%d of %d delayed leases lost)", lost_slow, (n + sc->slow_every - 1) / sc->slow_every);
     printf("\nrenewal lag of the others: p50 %.2f ms, p99 %.2f ms (%.3f%% of the lease), max %.2f ms\n",
            p50 / 1e6, p99 / 1e6, 100.0 * (double)p99 / ((double)lease_ms * 1e6), max / 1e6);
-    printf("heartbeat threads: %d (threads added while holding: %d)\n",
+    printf("scheduler threads in the process: %d (threads the client added to hold its "
+           "leases: %d)\n",
            ddb__sched_workers(), threads_now() - threads0);
     if (sc->measure_memory) /* later scenarios reuse the memory the first one freed */
         printf("memory per lease (process RSS, includes the in-process server's items): "
