@@ -110,6 +110,9 @@ struct sim {
     int64_t max_dt;
     bool in_delay;            /* a request is being delayed: no second delay inside it */
     bool closing;             /* the run is over: no more faults, no more records */
+    /* Guards the renewals in flight of every process: a new lease's first renewal may
+     * start on its scheduler's thread while its acquire is still returning. */
+    pthread_mutex_t mu;
     pthread_t main_thread;    /* the simulator's own */
 };
 
@@ -204,6 +207,7 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
     if (s->closing)
         return;
     if (strcmp(name, "Lock.Renew") == 0) {
+        pthread_mutex_lock(&s->mu);
         for (int i = 0; i < 4; i++) {
             if (p->renewing[i].span == 0) {
                 p->renewing[i].span = id;
@@ -211,6 +215,7 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
                 break;
             }
         }
+        pthread_mutex_unlock(&s->mu);
         return;
     }
     if (!is_op(name))
@@ -273,6 +278,7 @@ static void on_span_end(void *arg, uint64_t id, const char *error_type)
     proc *p = arg;
     if (p->s->closing)
         return;
+    pthread_mutex_lock(&p->s->mu);
     for (int i = 0; i < 4; i++) {
         if (p->renewing[i].span != id)
             continue;
@@ -285,8 +291,9 @@ static void on_span_end(void *arg, uint64_t id, const char *error_type)
                 ev(p->s, "p%d.%d renewed, deadline %" PRId64 " (sent %" PRId64 ", answered %" PRId64
                    " on its clock)", p->id, p->gen, p->deadline_ms, sent, now);
         }
-        return;
+        break;
     }
+    pthread_mutex_unlock(&p->s->mu);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -691,6 +698,7 @@ static run_result run_seed(fakedb *db, uint64_t seed, int procs, int steps, bool
     s->freed_at_ms = -1;
     s->max_dt = 4000;
     s->main_thread = pthread_self();
+    pthread_mutex_init(&s->mu, NULL);
     fakedb_reset(db);
     fakedb_error ferr;
     fakedb_create_table(db, "Sim", "pk", "sk", &ferr);
@@ -719,6 +727,7 @@ static run_result run_seed(fakedb *db, uint64_t seed, int procs, int steps, bool
         proc_free(s->p[i]);
     ddb_table_close(s->otable);
     ddb_client_free(s->observer);
+    pthread_mutex_destroy(&s->mu);
     if (keep_log) {
         r.log = s->log;
         r.log_len = s->log_len;
