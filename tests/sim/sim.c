@@ -424,6 +424,22 @@ static void acquired(sim *s, proc *p, ddb_lease *lease)
     ev(s, "p%d.%d acquired token %" PRId64 " as owner %d%s, deadline %" PRId64 " at %" PRId64
        " on its clock", p->id, p->gen, p->token, p->owner,
        ddb_lease_takeover(lease) ? " (takeover)" : "", p->deadline_ms, own_ms(p));
+    /* The item names the lease with its token: the token is the item's fence. */
+    ddb_item *key = ddb_item_new();
+    ddb_item_set_s(key, "pk", "LOCK#" LOCK);
+    ddb_item_set_s(key, "sk", "LOCK");
+    ddb_result res = {0};
+    if (ddb_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL) == 0 &&
+        res.item) {
+        const char *owner = ddb_item_get_s(res.item, "owner");
+        int64_t fence = 0;
+        ddb_item_get_i64(res.item, "fence", &fence);
+        if (owner && strcmp(owner, ddb_lease_owner(lease)) == 0 && fence != p->token)
+            violate(s, "token", "p%d.%d acquired token %" PRId64 ", but the item it holds has "
+                    "fencing token %" PRId64, p->id, p->gen, p->token, fence);
+    }
+    ddb_result_cleanup(&res);
+    ddb_item_free(key);
     if (p->token > 0 && p->token < 4096) {
         if (s->token_owner[p->token] && s->token_owner[p->token] != p->owner)
             violate(s, "token", "token %" PRId64 " handed to owners %" PRId64 " and %d", p->token,
