@@ -197,8 +197,8 @@ int cli_cmd_list(cli_opts *o)
         rc = DDB_ENOMEM;
     } else {
         ddb_query_options q = {.filter = "#t = :lock", .names = names, .values = values,
-                               .consistent_read = true, .cancel = cli_stop()};
-        pages = ddb_scan(c.table, &q, &err);
+                               .consistent_read = true};
+        pages = ddb_table_scan(c.table, &q, cli_stop(), &err);
         rc = pages ? 0 : (err.code ? err.code : DDB_ENOMEM);
     }
     while (rc == 0) {

@@ -200,7 +200,7 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
 
     ddb_client *client = l->client;
     const char *table = ddb_table_name(l->table);
-    uint64_t parent = ddb_telemetry_parent();
+    uint64_t parent = ddb_telemetry_get_parent();
     acq a = {.locks = l, .name = name, .lease_ms = lease_ms, .stop = stop, .hooks = hooks};
     a.span = dl_span_start(client, once ? "Lock.TryAcquire" : "Lock.Acquire", parent, NULL, 0,
                            table, name);
@@ -299,13 +299,13 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
 }
 
 int ddb_lock_try_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
-                         ddb_cancel *cancel, ddb_lease **out, ddb_error *err)
+                         ddb_lease **out, ddb_cancel *cancel, ddb_error *err)
 {
     return dl_acquire(locks, name, lease_ms, cancel, true, NULL, out, err);
 }
 
 int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
-                     ddb_cancel *stop, ddb_lease **out, ddb_error *err)
+                     ddb_lease **out, ddb_cancel *stop, ddb_error *err)
 {
     return dl_acquire(locks, name, lease_ms, stop, false, NULL, out, err);
 }

@@ -7,15 +7,18 @@
 
 #include "internal.h"
 
-int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
+int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker, ddb_error *err)
 {
+    ddb_error_clear(err);
     if (!tx)
-        return DDB_EINVAL;
+        return ddb__fail(err, DDB_EINVAL, "The transaction is NULL.");
     ddb_error e;
     ddb_error_clear(&e);
     if (!lease) {
-        ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_is_held is NULL.");
+        ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_check_lease is NULL.");
         ddb__tx_set_error(tx, &e);
+        if (err)
+            *err = e;
         return DDB_EINVAL;
     }
     ddb_item *key = dl_lock_key_table(lease->table, lease->name, &e);
@@ -31,17 +34,19 @@ int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
                           &(ddb_tx_options){.condition = "#o = :o AND #f = :f",
                                             .names = names,
                                             .values = values},
-                          marker);
+                          marker, err);
     } else {
         ddb__fail(&e, DDB_ENOMEM, "Out of memory.");
         ddb__tx_set_error(tx, &e);
+        if (err)
+            *err = e;
     }
     ddb_item_free(values);
     ddb_item_free(key);
     return rc;
 }
 
-int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
+int ddb_tx_check_current_lease(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
 {
     ddb_error_clear(err);
     if (!tx)
@@ -58,9 +63,5 @@ int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
             *err = e;
         return DDB_ESTATE;
     }
-    int rc = ddb_tx_is_held(tx, lease, marker);
-    if (rc != 0)
-        ddb__fail(err, rc, "The check of lock \"%s\" could not be added to the transaction.",
-                  lease->name);
-    return rc;
+    return ddb_tx_check_lease(tx, lease, marker, err);
 }

@@ -240,7 +240,7 @@ DDB_API bool ddb__client_log_enabled(ddb_client *c, int level);
  * 0 when started (fn then runs exactly once), or an error (fn never runs). Any thread. */
 typedef void (*ddb__item_reply_fn)(void *arg, int rc, ddb_result *res, ddb_error *err);
 DDB_API int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
-                                   const ddb_write_options *o, ddb__item_reply_fn fn,
+                                   const ddb_write_options *o, ddb_cancel *cancel, ddb__item_reply_fn fn,
                                    void *arg, ddb_error *err);
 
 /* ---- transactions (tx.c): lets libddb_coord poison a transaction with an error, so

@@ -257,8 +257,8 @@ static void result_reset(ddb_result *res)
     }
 }
 
-int ddb_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o, ddb_result *res,
-                 ddb_error *err)
+int ddb_table_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o,
+                       ddb_result *res, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
     result_reset(res);
@@ -270,11 +270,11 @@ int ddb_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o, dd
         ddb__text_free(&req);
         return rc;
     }
-    return run(t, "GetItem", &req, "Item", o ? o->cancel : NULL, res, err);
+    return run(t, "GetItem", &req, "Item", cancel, res, err);
 }
 
-int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o, ddb_result *res,
-                 ddb_error *err)
+int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
+                       ddb_result *res, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
     result_reset(res);
@@ -288,7 +288,7 @@ int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
         ddb__text_free(&req);
         return rc;
     }
-    return run(t, "PutItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
+    return run(t, "PutItem", &req, "Attributes", cancel, res, err);
 }
 
 /* The text of an UpdateItem, after the table and key are checked. */
@@ -301,27 +301,28 @@ static int update_req(ddb_table *t, const ddb_item *key, const char *update,
     return rc;
 }
 
-int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
-                    const ddb_write_options *o, ddb_result *res, ddb_error *err)
+int ddb_table_update_item(ddb_table *t, const ddb_item *key, const char *update,
+                          const ddb_write_options *o, ddb_result *res, ddb_cancel *cancel,
+                          ddb_error *err)
 {
     ddb__err_reset(err);
     result_reset(res);
     ddb__text req = { 0 };
     int rc = update_req(t, key, update, o, &req, err);
-    return rc ? rc : run(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
+    return rc ? rc : run(t, "UpdateItem", &req, "Attributes", cancel, res, err);
 }
 
 int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
-                           const ddb_write_options *o, ddb__item_reply_fn fn, void *arg,
-                           ddb_error *err)
+                           const ddb_write_options *o, ddb_cancel *cancel,
+                           ddb__item_reply_fn fn, void *arg, ddb_error *err)
 {
     ddb__text req = { 0 };
     int rc = update_req(t, key, update, o, &req, err);
-    return rc ? rc : start(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, fn, arg, err);
+    return rc ? rc : start(t, "UpdateItem", &req, "Attributes", cancel, fn, arg, err);
 }
 
-int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
-                    ddb_result *res, ddb_error *err)
+int ddb_table_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
+                          ddb_result *res, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
     result_reset(res);
@@ -335,5 +336,5 @@ int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *
         ddb__text_free(&req);
         return rc;
     }
-    return run(t, "DeleteItem", &req, "Attributes", o ? o->cancel : NULL, res, err);
+    return run(t, "DeleteItem", &req, "Attributes", cancel, res, err);
 }

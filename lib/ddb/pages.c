@@ -26,7 +26,7 @@ void ddb_pages_free(ddb_pages *p)
     json_object_put(p->base);
     ddb_cancel_unref(p->cancel);
     ddb_item_free(p->next_start);
-    ddb_items_free(p->items, p->n_items);
+    ddb_item_array_free(p->items, p->n_items);
     ddb_item_free(p->last_key);
     free(p);
 }
@@ -51,7 +51,8 @@ static bool add_int(json_object *o, const char *k, int i)
     return true;
 }
 
-static ddb_pages *pages_new(ddb_table *t, const ddb_query_options *o, bool query, ddb_error *err)
+static ddb_pages *pages_new(ddb_table *t, const ddb_query_options *o, bool query,
+                            ddb_cancel *cancel, ddb_error *err)
 {
     ddb_query_options zero = { 0 };
     if (!o)
@@ -109,25 +110,27 @@ static ddb_pages *pages_new(ddb_table *t, const ddb_query_options *o, bool query
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
-    p->cancel = o->cancel ? ddb_cancel_ref(o->cancel) : NULL;
+    p->cancel = cancel ? ddb_cancel_ref(cancel) : NULL;
     return p;
 }
 
-ddb_pages *ddb_query(ddb_table *t, const ddb_query_options *o, ddb_error *err)
+ddb_pages *ddb_table_query(ddb_table *t, const ddb_query_options *o, ddb_cancel *cancel,
+                           ddb_error *err)
 {
     ddb__err_reset(err);
-    return pages_new(t, o, true, err);
+    return pages_new(t, o, true, cancel, err);
 }
 
-ddb_pages *ddb_scan(ddb_table *t, const ddb_query_options *o, ddb_error *err)
+ddb_pages *ddb_table_scan(ddb_table *t, const ddb_query_options *o, ddb_cancel *cancel,
+                          ddb_error *err)
 {
     ddb__err_reset(err);
-    return pages_new(t, o, false, err);
+    return pages_new(t, o, false, cancel, err);
 }
 
 static void page_clear(ddb_pages *p)
 {
-    ddb_items_free(p->items, p->n_items);
+    ddb_item_array_free(p->items, p->n_items);
     p->items = NULL;
     p->n_items = 0;
     p->scanned = 0;

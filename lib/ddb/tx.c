@@ -1,6 +1,6 @@
 /* tx.c: transactions. ddb_tx builds a TransactWriteItems request action by action,
  * hands out markers, and after a cancelled send tells each action's reason (and the
- * old item, with ALL_OLD) from CancellationReasons. ddb_tx_get is TransactGetItems. */
+ * old item, with ALL_OLD) from CancellationReasons. ddb_client_transact_get is TransactGetItems. */
 #include "client.h"
 
 #include <stdio.h>
@@ -83,23 +83,26 @@ int ddb_tx_set_token(ddb_tx *tx, const char *client_request_token)
 /* Adds one action of `kind` with `field` -> item (Item or Key) and the options. */
 static int add_action(ddb_tx *tx, const char *kind, ddb_table *t, const char *field,
                       const ddb_item *item, const char *update, const ddb_tx_options *o,
-                      ddb_tx_marker *marker)
+                      ddb_tx_marker *marker, ddb_error *err)
 {
+    ddb__err_reset(err);
     if (marker)
         marker->index = -1;
     if (!tx || !t || !item)
-        return DDB_EINVAL;
+        return ddb__fail(err, DDB_EINVAL, "A %s action needs a transaction, a table and %s",
+                         kind, strcmp(field, "Item") == 0 ? "an item" : "a key");
     if (tx->n >= TX_MAX_ACTIONS)
-        return DDB_EINVAL;
+        return ddb__fail(err, DDB_EINVAL, "A transaction holds at most %d actions",
+                         TX_MAX_ACTIONS);
     if (strcmp(kind, "ConditionCheck") == 0 && (!o || !o->condition || !*o->condition))
-        return DDB_EINVAL;
+        return ddb__fail(err, DDB_EINVAL, "A ConditionCheck action needs a condition");
     if (strcmp(kind, "Update") == 0 && (!update || !*update))
-        return DDB_EINVAL;
+        return ddb__fail(err, DDB_EINVAL, "An Update action needs an update expression");
     if (tx->n == tx->cap) {
         size_t cap = tx->cap ? tx->cap * 2 : 8;
         tx_action *na = realloc(tx->actions, cap * sizeof *na);
         if (!na)
-            return DDB_ENOMEM;
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
         tx->actions = na;
         tx->cap = cap;
     }
@@ -130,7 +133,7 @@ static int add_action(ddb_tx *tx, const char *kind, ddb_table *t, const char *fi
         json_object_put(body);
         json_object_put(wrap);
         free(tname);
-        return rc;
+        return ddb__fail(err, rc, rc == DDB_ENOMEM ? "out of memory" : "the %s action is invalid", kind);
     }
     tx->actions[tx->n] = (tx_action){ .req = wrap, .table = tname };
     if (marker)
@@ -140,27 +143,27 @@ static int add_action(ddb_tx *tx, const char *kind, ddb_table *t, const char *fi
 }
 
 int ddb_tx_put(ddb_tx *tx, ddb_table *t, const ddb_item *item, const ddb_tx_options *o,
-               ddb_tx_marker *marker)
+               ddb_tx_marker *marker, ddb_error *err)
 {
-    return add_action(tx, "Put", t, "Item", item, NULL, o, marker);
+    return add_action(tx, "Put", t, "Item", item, NULL, o, marker, err);
 }
 
 int ddb_tx_update(ddb_tx *tx, ddb_table *t, const ddb_item *key, const char *update,
-                  const ddb_tx_options *o, ddb_tx_marker *marker)
+                  const ddb_tx_options *o, ddb_tx_marker *marker, ddb_error *err)
 {
-    return add_action(tx, "Update", t, "Key", key, update, o, marker);
+    return add_action(tx, "Update", t, "Key", key, update, o, marker, err);
 }
 
 int ddb_tx_delete(ddb_tx *tx, ddb_table *t, const ddb_item *key, const ddb_tx_options *o,
-                  ddb_tx_marker *marker)
+                  ddb_tx_marker *marker, ddb_error *err)
 {
-    return add_action(tx, "Delete", t, "Key", key, NULL, o, marker);
+    return add_action(tx, "Delete", t, "Key", key, NULL, o, marker, err);
 }
 
 int ddb_tx_check(ddb_tx *tx, ddb_table *t, const ddb_item *key, const ddb_tx_options *o,
-                 ddb_tx_marker *marker)
+                 ddb_tx_marker *marker, ddb_error *err)
 {
-    return add_action(tx, "ConditionCheck", t, "Key", key, NULL, o, marker);
+    return add_action(tx, "ConditionCheck", t, "Key", key, NULL, o, marker, err);
 }
 
 static ddb_tx_failure failure_for_code(const char *code)
@@ -314,14 +317,14 @@ const ddb_item *ddb_tx_item_for(const ddb_tx *tx, ddb_tx_marker marker)
     return tx->actions[marker.index].item;
 }
 
-int ddb_tx_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *keys, size_t n,
+int ddb_client_transact_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *keys, size_t n,
                ddb_item ***items, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
     if (items)
         *items = NULL;
     if (!c || !tables || !keys || !items || n == 0 || n > TX_MAX_ACTIONS)
-        return ddb__fail(err, DDB_EINVAL, "ddb_tx_get needs a client and 1 to 100 tables and keys");
+        return ddb__fail(err, DDB_EINVAL, "ddb_client_transact_get needs a client and 1 to 100 tables and keys");
     for (size_t i = 0; i < n; i++)
         if (!tables[i] || !keys[i])
             return ddb__fail(err, DDB_EINVAL, "table or key %zu of a transactional get is NULL", i);
@@ -379,7 +382,7 @@ int ddb_tx_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *k
         if (rc == 0)
             *items = out;
         else
-            ddb_items_free(out, n);
+            ddb_item_array_free(out, n);
     }
     json_object_put(resp);
 out:

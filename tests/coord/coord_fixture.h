@@ -14,6 +14,7 @@
 #include <fakedb/fakedb.h>
 
 #include "coord_internal.h"
+#include "dl_check.h"
 #include "dl_fixture.h"
 
 /* The tables every test gets: "Shop" (pk, sk) and "Flat" (pk only). Unique names on an
@@ -35,7 +36,7 @@ bool cx_fakedb(void);
 #define CX_NEEDS_FAKEDB()                                                                  \
     do {                                                                                   \
         if (!cx_fakedb()) {                                                                \
-            fprintf(stderr, "%s: skipped (needs the fake server)\n", __func__);            \
+            dl_check_skip(__func__, "needs the fake server");                              \
             return;                                                                        \
         }                                                                                  \
     } while (0)

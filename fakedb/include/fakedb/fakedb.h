@@ -51,7 +51,8 @@ typedef struct fakedb_options {
                                   closed so that a new client is always answered */
 } fakedb_options;
 
-/* Starts a server; returns NULL and fills err on failure. */
+/* Starts a server; returns NULL and fills err on failure.
+ * Thread: any; fakedb_stop once, from a thread that is not serving a request. */
 FAKEDB_API fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err);
 /* Finishes in-flight requests, stops and frees the server. NULL is a no-op. */
 FAKEDB_API void fakedb_stop(fakedb *db);
@@ -59,7 +60,7 @@ FAKEDB_API int fakedb_port(const fakedb *db);
 /* "http://127.0.0.1:PORT", borrowed. */
 FAKEDB_API const char *fakedb_endpoint(const fakedb *db);
 
-/* The server's clock, in ms since the epoch. */
+/* The server's clock, in ms since the epoch. Thread: any. */
 FAKEDB_API int64_t fakedb_clock_now_ms(fakedb *db);
 /* Fake clock only: moves it (FAKEDB_EINVAL on a system clock or a move backwards). Items
  * whose time to live is due are deleted, and clock long polls answered, before these
@@ -67,7 +68,8 @@ FAKEDB_API int64_t fakedb_clock_now_ms(fakedb *db);
 FAKEDB_API int fakedb_clock_advance(fakedb *db, int64_t ms);
 FAKEDB_API int fakedb_clock_set(fakedb *db, int64_t epoch_ms);
 
-/* Creates a table with string keys (sk may be NULL), on demand billing, ACTIVE at once. */
+/* Creates a table with string keys (sk may be NULL), on demand billing, ACTIVE at once.
+ * Thread: any. */
 FAKEDB_API int fakedb_create_table(fakedb *db, const char *name, const char *pk,
                                    const char *sk, fakedb_error *err);
 /* Deletes every table and fault. */
@@ -99,7 +101,7 @@ typedef struct fakedb_fault {
     int64_t delay_ms;          /* FAKEDB_FAULT_DELAY */
 } fakedb_fault;
 
-/* Adds a fault; returns its id (> 0) or a negative FAKEDB_E*. */
+/* Adds a fault; returns its id (> 0) or a negative FAKEDB_E*. Thread: any. */
 FAKEDB_API long fakedb_fault_add(fakedb *db, const fakedb_fault *f);
 FAKEDB_API void fakedb_fault_remove(fakedb *db, long id);
 FAKEDB_API void fakedb_fault_clear(fakedb *db);
@@ -113,13 +115,14 @@ FAKEDB_API int fakedb_wait_faults_fired(fakedb *db, long n, int64_t timeout_ms);
 
 /* Counters since start (or reset): requests received for an operation (NULL = all), and
  * of those, the ones that failed a condition (ConditionalCheckFailed or a transaction
- * cancelled for a condition). */
+ * cancelled for a condition). Thread: any. */
 typedef struct fakedb_stats {
     long requests;
     long condition_failures;
 } fakedb_stats;
 FAKEDB_API fakedb_stats fakedb_get_stats(fakedb *db, const char *operation);
 
+/* Thread: any. */
 FAKEDB_API const char *fakedb_version(void);
 
 #ifdef __cplusplus

@@ -32,7 +32,8 @@ typedef struct ddb_lock_table_options {
 
 /* A lock table over `table`, whose key attributes must be strings. Takes the clock,
  * logger, retries and telemetry of the table's client. No I/O. Hold one per table per
- * process: it remembers the holders it has seen. The table must outlive it. */
+ * process: it remembers the holders it has seen. The table must outlive it.
+ * Thread: any; ddb_lock_table_free once no call on the lock table is in flight. */
 DDB_API ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_options *o,
                                            ddb_error *err);
 /* Frees it. Leases of it still held are released here (their locks freed, their ended
@@ -43,24 +44,24 @@ DDB_API ddb_table *ddb_lock_table_table(const ddb_lock_table *locks);
 
 /* Tries once: *out is the lease, or NULL when another holder has the lock. Never waits.
  * Takes over a crashed holder's lock only once this lock table has seen the holder
- * unchanged for a whole lease, over several calls. Any thread. */
+ * unchanged for a whole lease, over several calls. Thread: any. */
 DDB_API int ddb_lock_try_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
-                                 ddb_cancel *cancel, ddb_lease **out, ddb_error *err);
+                                 ddb_lease **out, ddb_cancel *cancel, ddb_error *err);
 /* Waits until it has the lock or `stop` is set (DDB_ECANCELED). Polls every third of the
  * holder's lease, at most every 10 s, sooner if the lease runs out first, and takes over
- * a lock whose record version stayed the same for a whole lease. Any thread. */
+ * a lock whose record version stayed the same for a whole lease. Thread: any. */
 DDB_API int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
-                             ddb_cancel *stop, ddb_lease **out, ddb_error *err);
+                             ddb_lease **out, ddb_cancel *stop, ddb_error *err);
 
 /* Releases the lock (one conditional UpdateItem within the time the lease has left; a
  * failure is logged, event 43, never returned), sets ddb_lease_ended and drops the
- * holder's reference. The lease's owning thread. */
+ * holder's reference. Thread: the lease's owner. */
 DDB_API void ddb_lease_release(ddb_lease *lease);
 /* References: a lease handed to another thread (e.g. a thread the work of a leader
  * starts) stays valid for it, ended or released or not, until it drops its reference.
  * Take the reference before the handing on (before pthread_create), never in the other
- * thread. ddb_lease_unref never releases the lock: only ddb_lease_release does. Any
- * thread. */
+ * thread. ddb_lease_unref never releases the lock: only ddb_lease_release does.
+ * Thread: any. */
 DDB_API ddb_lease *ddb_lease_ref(ddb_lease *lease);
 DDB_API void ddb_lease_unref(ddb_lease *lease);
 /* Borrowed: a token set once the lease is no longer held: released, or lost -- at the
@@ -69,8 +70,8 @@ DDB_API void ddb_lease_unref(ddb_lease *lease);
 DDB_API ddb_cancel *ddb_lease_ended(ddb_lease *lease);
 /* Renews at once, within the time the lease has left (its deadline cuts the request
  * and its retries short). 0 with *held true, 0 with *held false if the lease has ended,
- * or an error (the lease is left to its heartbeat). */
-DDB_API int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error *err);
+ * or an error (the lease is left to its heartbeat). Thread: any, as are the getters. */
+DDB_API int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error *err);
 DDB_API int64_t ddb_lease_fencing_token(const ddb_lease *lease);
 DDB_API const char *ddb_lease_name(const ddb_lease *lease);   /* borrowed */
 DDB_API const char *ddb_lease_owner(const ddb_lease *lease);  /* borrowed */
@@ -78,6 +79,7 @@ DDB_API int64_t ddb_lease_duration_ms(const ddb_lease *lease);
 DDB_API bool ddb_lease_takeover(const ddb_lease *lease);      /* taken over from a holder */
 DDB_API ddb_lock_table *ddb_lease_lock_table(const ddb_lease *lease);
 
+/* Thread: any. */
 typedef enum ddb_loss_reason {
     DDB_LOSS_NONE = 0,         /* held, or released */
     DDB_LOSS_TAKEN_OVER,       /* another owner is in the item */
@@ -99,24 +101,28 @@ typedef int (*ddb_leader_fn)(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_
  *  DDB_EWORK -- the work failed on its own; the lease was released; err is the work's;
  *  DDB_ECANCELED -- stop was set; the lease was released, whatever the work returned;
  *  another DDB_E* -- an error of the election (not transient), in err.
- * A lost lease makes it wait for the work and contend again. */
+ * A lost lease makes it wait for the work and contend again.
+ * Thread: any; the work runs on it. */
 DDB_API int ddb_lock_run_as_leader(ddb_lock_table *locks, const char *name, int64_t lease_ms,
                                    ddb_leader_fn work, void *arg, ddb_cancel *stop,
                                    ddb_error *err);
 
 /* The lease of the term that the calling thread runs in, or NULL. Thread-local: a thread
- * the work starts does not inherit it; hand it on with ddb_lease_set_current. */
+ * the work starts does not inherit it; hand it on with ddb_lease_set_current.
+ * Thread: any; the current lease is the calling thread's own (thread-local). */
 DDB_API ddb_lease *ddb_lease_current(void);
 /* Makes lease current on the calling thread (NULL clears it); returns the previous. */
 DDB_API ddb_lease *ddb_lease_set_current(ddb_lease *lease);
 
 /* Fencing in a transaction: a ConditionCheck that the lock item still has this lease's
- * owner and fencing token. marker (may be NULL) identifies the check. */
-DDB_API int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker);
+ * owner and fencing token. marker (may be NULL) identifies the check.
+ * Thread: the one building the transaction. */
+DDB_API int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker,
+                               ddb_error *err);
 /* The same for ddb_lease_current(). Without a current lease: DDB_ESTATE with "No lease is
  * current; pass the lease, or start this work inside ddb_lock_run_as_leader", and the
  * transaction then fails its send with the same error. */
-DDB_API int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err);
+DDB_API int ddb_tx_check_current_lease(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err);
 
 #ifdef __cplusplus
 }

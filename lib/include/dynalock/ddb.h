@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version of the library the program runs with, "MAJOR.MINOR.PATCH"; static, never
  * NULL. The headers it was compiled against say theirs in <dynalock/version.h>
- * (DDB_VERSION_STRING, DDB_VERSION_NUM). Any thread. */
+ * (DDB_VERSION_STRING, DDB_VERSION_NUM). Thread: any. */
 DDB_API const char *ddb_version(void);
 
 /* ------------------------------------------------------------------ errors */
@@ -73,11 +73,11 @@ typedef struct ddb_error {
     int retries;                             /* retries the client made for this call */
 } ddb_error;
 
-/* Static text for a code ("invalid argument"). Never NULL. Any thread. */
-DDB_API const char *ddb_strerror(int code);
-/* The code's symbolic name ("DDB_EINVAL"). Never NULL. Any thread. */
-DDB_API const char *ddb_err_name(int code);
-/* Clears err to "no error". */
+/* Static text for a code ("invalid argument"). Never NULL. Thread: any. */
+DDB_API const char *ddb_error_string(int code);
+/* The code's symbolic name ("DDB_EINVAL"). Never NULL. Thread: any. */
+DDB_API const char *ddb_error_name(int code);
+/* Clears err to "no error". Thread: any (err is the caller's). */
 DDB_API void ddb_error_clear(ddb_error *err);
 
 /* ------------------------------------------------------------------- clock */
@@ -88,14 +88,14 @@ typedef struct ddb_clock ddb_clock;
 typedef struct ddb_cancel ddb_cancel;
 
 /* The process's clock: CLOCK_MONOTONIC and CLOCK_REALTIME. A shared static instance;
- * ref/unref on it do nothing. */
+ * ref/unref on it do nothing. Thread: any. */
 DDB_API ddb_clock *ddb_clock_system(void);
 /* A fake clock starting at mono 0 ns and wall `wall_ms` (ms since the epoch). */
 DDB_API ddb_clock *ddb_fake_clock_new(int64_t wall_ms);
 DDB_API ddb_clock *ddb_clock_ref(ddb_clock *c);
 DDB_API void ddb_clock_unref(ddb_clock *c);
 
-/* Monotonic now, in nanoseconds, for measuring intervals. */
+/* Monotonic now, in nanoseconds, for measuring intervals. Thread: any. */
 DDB_API int64_t ddb_clock_mono_ns(ddb_clock *c);
 /* Wall-clock now, in milliseconds since the Unix epoch. */
 DDB_API int64_t ddb_clock_wall_ms(ddb_clock *c);
@@ -106,7 +106,9 @@ DDB_API int ddb_clock_sleep(ddb_clock *c, int64_t timeout_ms, ddb_cancel *cancel
 DDB_API bool ddb_clock_is_fake(ddb_clock *c);
 
 /* Fake clock: move both monotonic and wall time forward by `ms` (>= 0), waking every
- * wait that is due. Returns DDB_EINVAL on a system clock or a negative ms. */
+ * wait that is due. Returns DDB_EINVAL on a system clock or a negative ms.
+ * Thread: any, usually the test's; settle and the waits for waiters never from a
+ * callback the clock runs (they would wait for themselves). */
 DDB_API int ddb_fake_clock_advance(ddb_clock *c, int64_t ms);
 /* Fake clock: after an advance, block (in real time, at most `real_timeout_ms`) until
  * every thread that the advances woke has either waited on the clock again or gone
@@ -122,7 +124,8 @@ DDB_API int ddb_fake_clock_waiters(ddb_clock *c);
 /* Advanced: a clock whose time and waits are supplied by the caller, e.g. a clock that
  * follows a fake server's. `now_fn` fills mono_ns and wall_ms; `wait_fn` blocks until
  * mono time `deadline_mono_ns` or until the cancel is set (then returns DDB_ECANCELED),
- * and must return promptly once `cancel` is set. `free_fn` (may be NULL) frees arg. */
+ * and must return promptly once `cancel` is set. `free_fn` (may be NULL) frees arg.
+ * Thread: any; the ops are called from any thread. */
 typedef struct ddb_clock_ops {
     void (*now_fn)(void *arg, int64_t *mono_ns, int64_t *wall_ms);
     int (*wait_fn)(void *arg, int64_t deadline_mono_ns, ddb_cancel *cancel);
@@ -132,7 +135,7 @@ DDB_API ddb_clock *ddb_clock_new_custom(const ddb_clock_ops *ops, void *arg);
 
 /* ------------------------------------------------------------------ cancel */
 
-/* A cancel token: set once, never reset. Refcounted; every function is any-thread. */
+/* A cancel token: set once, never reset. Refcounted. Thread: any, every function. */
 DDB_API ddb_cancel *ddb_cancel_new(void);
 /* A token that is set when `parent` is set (or when set itself). parent may be NULL. */
 DDB_API ddb_cancel *ddb_cancel_new_linked(ddb_cancel *parent);
@@ -178,9 +181,9 @@ typedef void (*ddb_log_fn)(void *arg, int level, int event_id, const char *categ
 
 typedef enum ddb_log_format { DDB_LOG_LOGFMT = 0, DDB_LOG_JSON = 1 } ddb_log_format;
 /* The default sink: one line per event on stderr, logfmt or JSON. arg is a
- * (ddb_log_format *) or NULL for logfmt. */
-DDB_API void ddb_log_stderr(void *arg, int level, int event_id, const char *category,
-                            const char *message, const ddb_log_field *fields, size_t n);
+ * (ddb_log_format *) or NULL for logfmt. Thread: any. */
+DDB_API void ddb_log_to_stderr(void *arg, int level, int event_id, const char *category,
+                               const char *message, const ddb_log_field *fields, size_t n);
 DDB_API const char *ddb_log_level_name(int level);
 
 /* --------------------------------------------------------------- telemetry */
@@ -210,9 +213,10 @@ typedef struct ddb_telemetry {
 } ddb_telemetry;
 
 /* The span that requests started on this thread become children of (0 for none).
- * Returns the previous one, to be restored. */
+ * Returns the previous one, to be restored.
+ * Thread: any; the parent is the calling thread's own (thread-local). */
 DDB_API uint64_t ddb_telemetry_set_parent(uint64_t span_id);
-DDB_API uint64_t ddb_telemetry_parent(void);
+DDB_API uint64_t ddb_telemetry_get_parent(void);
 
 /* ------------------------------------------------------------------ client */
 
@@ -241,7 +245,7 @@ typedef struct ddb_client_options {
     int max_connections;        /* 0 = 32 */
     ddb_retry_options retry;
     ddb_clock *clock;           /* NULL = system clock; referenced, not copied */
-    ddb_log_fn log;             /* NULL = ddb_log_stderr */
+    ddb_log_fn log;             /* NULL = ddb_log_to_stderr */
     void *log_arg;
     int log_level;              /* least level logged: 0 = DDB_LOG_INFO */
     const ddb_telemetry *telemetry; /* copied; NULL for none */
@@ -251,7 +255,7 @@ typedef struct ddb_client_options {
     bool imds_disabled;         /* also AWS_EC2_METADATA_DISABLED=true */
 } ddb_client_options;
 
-/* Creates a client; does no I/O (credentials are resolved on first use). Any thread. */
+/* Creates a client; does no I/O (credentials are resolved on first use). Thread: any. */
 DDB_API ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err);
 /* Frees the client; no request may be in flight. Tables opened on it must be closed. */
 DDB_API void ddb_client_free(ddb_client *c);
@@ -272,11 +276,12 @@ DDB_API long ddb_client_connections_opened(ddb_client *c);
 
 /* A raw DynamoDB JSON request: signs, sends with retries, and returns the answer body
  * (caller frees with free()). `operation` is e.g. "GetItem". On an error answer, err
- * has the AWS type and message and *response_json holds the error body. */
+ * has the AWS type and message and *response_json holds the error body. Thread: any. */
 DDB_API int ddb_client_call(ddb_client *c, const char *operation, const char *request_json,
                             char **response_json, ddb_cancel *cancel, ddb_error *err);
 
-/* Opens a table handle: no I/O. sk may be NULL. The client must outlive the table. */
+/* Opens a table handle: no I/O. sk may be NULL. The client must outlive the table.
+ * Thread: any; ddb_table_close once no call on the table is in flight. */
 DDB_API ddb_table *ddb_table_open(ddb_client *c, const char *name, const char *pk,
                                   const char *sk, ddb_error *err);
 DDB_API void ddb_table_close(ddb_table *t);
@@ -296,7 +301,8 @@ typedef struct ddb_item ddb_item;    /* a map of attribute name -> value, in ins
 
 DDB_API ddb_value *ddb_value_s(const char *s);
 DDB_API ddb_value *ddb_value_s_len(const char *s, size_t len);
-/* A number from its decimal text; NULL if it is not a valid DynamoDB number. */
+/* A number from its decimal text; NULL if it is not a valid DynamoDB number.
+ * Thread: one at a time per value. */
 DDB_API ddb_value *ddb_value_n(const char *decimal);
 DDB_API ddb_value *ddb_value_n_i64(int64_t n);
 DDB_API ddb_value *ddb_value_b(const void *bytes, size_t len);
@@ -311,7 +317,8 @@ DDB_API ddb_value *ddb_value_copy(const ddb_value *v);
 DDB_API void ddb_value_free(ddb_value *v);
 
 DDB_API ddb_type ddb_value_type(const ddb_value *v);
-/* S: the string (borrowed, NUL-terminated), len in *len if not NULL. NULL if not S. */
+/* S: the string (borrowed, NUL-terminated), len in *len if not NULL. NULL if not S.
+ * Thread: one at a time per value; const calls may share it. */
 DDB_API const char *ddb_value_get_s(const ddb_value *v, size_t *len);
 /* N: the decimal text (borrowed). NULL if not N. */
 DDB_API const char *ddb_value_get_n(const ddb_value *v);
@@ -336,7 +343,8 @@ DDB_API bool ddb_value_equal(const ddb_value *a, const ddb_value *b);
 DDB_API ddb_item *ddb_item_new(void);
 DDB_API ddb_item *ddb_item_copy(const ddb_item *it);
 DDB_API void ddb_item_free(ddb_item *it);
-/* Sets name to v, taking ownership of v (also on failure). Replaces an existing value. */
+/* Sets name to v, taking ownership of v (also on failure). Replaces an existing value.
+ * Thread: one at a time per item; const calls may share it. */
 DDB_API int ddb_item_set(ddb_item *it, const char *name, ddb_value *v);
 DDB_API int ddb_item_set_s(ddb_item *it, const char *name, const char *s);
 DDB_API int ddb_item_set_n(ddb_item *it, const char *name, const char *decimal);
@@ -375,7 +383,8 @@ typedef enum ddb_return_values {
     DDB_RETURN_ALL_NEW, DDB_RETURN_UPDATED_NEW
 } ddb_return_values;
 
-/* What an operation returns. Zero-initialise; free with ddb_result_cleanup. */
+/* What an operation returns. Zero-initialise; free with ddb_result_cleanup.
+ * Thread: the result's owner. */
 typedef struct ddb_result {
     ddb_item *item;   /* GetItem: the item (NULL if none). Put/Update/Delete: Attributes
                          per return_values. On DDB_ECONDITION with
@@ -389,7 +398,6 @@ typedef struct ddb_get_options {
     bool consistent_read;
     const char *projection;     /* ProjectionExpression, NULL for all attributes */
     ddb_names names;
-    ddb_cancel *cancel;
 } ddb_get_options;
 
 typedef struct ddb_write_options {
@@ -398,19 +406,22 @@ typedef struct ddb_write_options {
     const ddb_item *values;     /* ExpressionAttributeValues (":v" -> value) */
     ddb_return_values return_values;
     bool return_old_on_condition_fail; /* ReturnValuesOnConditionCheckFailure=ALL_OLD */
-    ddb_cancel *cancel;
 } ddb_write_options;
 
-/* key holds the key attributes (pk, and sk if the table has one). res may be NULL. */
-DDB_API int ddb_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o,
-                         ddb_result *res, ddb_error *err);
-DDB_API int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
-                         ddb_result *res, ddb_error *err);
+/* Item operations. key holds the key attributes (pk, and sk if the table has one); o may
+ * be NULL for the defaults; res may be NULL. cancel (may be NULL) aborts the request and
+ * its retries (DDB_ECANCELED). Thread: any; a table is safe to share between threads. */
+DDB_API int ddb_table_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o,
+                               ddb_result *res, ddb_cancel *cancel, ddb_error *err);
+DDB_API int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
+                               ddb_result *res, ddb_cancel *cancel, ddb_error *err);
 /* update is the UpdateExpression. */
-DDB_API int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
-                            const ddb_write_options *o, ddb_result *res, ddb_error *err);
-DDB_API int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
-                            ddb_result *res, ddb_error *err);
+DDB_API int ddb_table_update_item(ddb_table *t, const ddb_item *key, const char *update,
+                                  const ddb_write_options *o, ddb_result *res,
+                                  ddb_cancel *cancel, ddb_error *err);
+DDB_API int ddb_table_delete_item(ddb_table *t, const ddb_item *key,
+                                  const ddb_write_options *o, ddb_result *res,
+                                  ddb_cancel *cancel, ddb_error *err);
 
 /* Query and Scan: an iterator over pages. */
 typedef struct ddb_pages ddb_pages;
@@ -426,11 +437,14 @@ typedef struct ddb_query_options {
     bool consistent_read;
     const ddb_item *start_key;  /* ExclusiveStartKey, NULL to start at the beginning */
     int segment, total_segments; /* parallel Scan; 0/0 for none */
-    ddb_cancel *cancel;
 } ddb_query_options;
 
-DDB_API ddb_pages *ddb_query(ddb_table *t, const ddb_query_options *o, ddb_error *err);
-DDB_API ddb_pages *ddb_scan(ddb_table *t, const ddb_query_options *o, ddb_error *err);
+/* No I/O until the first ddb_pages_next. cancel (may be NULL, referenced until the free)
+ * aborts every page's request. Thread: any; one thread at a time per ddb_pages. */
+DDB_API ddb_pages *ddb_table_query(ddb_table *t, const ddb_query_options *o,
+                                   ddb_cancel *cancel, ddb_error *err);
+DDB_API ddb_pages *ddb_table_scan(ddb_table *t, const ddb_query_options *o,
+                                  ddb_cancel *cancel, ddb_error *err);
 /* Fetches the next page: returns 1 with a page, 0 when there are no more pages, or a
  * negative DDB_E*. The page's items are borrowed until the next call or the free. */
 DDB_API int ddb_pages_next(ddb_pages *p, ddb_error *err);
@@ -443,16 +457,17 @@ DDB_API void ddb_pages_free(ddb_pages *p);
 
 /* BatchGetItem on one table: fetches every key (retrying UnprocessedKeys with backoff)
  * and returns the items found, in no particular order, in *items (n in *n_items);
- * free each item and the array with ddb_items_free. */
-DDB_API int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys,
-                          bool consistent_read, ddb_item ***items, size_t *n_items,
-                          ddb_cancel *cancel, ddb_error *err);
-DDB_API void ddb_items_free(ddb_item **items, size_t n);
+ * free each item and the array with ddb_item_array_free. Thread: any. */
+DDB_API int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys,
+                                bool consistent_read, ddb_item ***items, size_t *n_items,
+                                ddb_cancel *cancel, ddb_error *err);
+/* Frees n items (NULL entries allowed) and the array. Thread: any. */
+DDB_API void ddb_item_array_free(ddb_item **items, size_t n);
 /* BatchWriteItem on one table: puts and deletes (by key), in chunks of 25, retrying
- * UnprocessedItems with backoff until all are written. */
-DDB_API int ddb_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_puts,
-                            const ddb_item *const *delete_keys, size_t n_deletes,
-                            ddb_cancel *cancel, ddb_error *err);
+ * UnprocessedItems with backoff until all are written. Thread: any. */
+DDB_API int ddb_table_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_puts,
+                                  const ddb_item *const *delete_keys, size_t n_deletes,
+                                  ddb_cancel *cancel, ddb_error *err);
 
 /* ------------------------------------------------------------ transactions */
 
@@ -477,18 +492,21 @@ typedef struct ddb_tx_options {
     bool return_old_on_condition_fail;
 } ddb_tx_options;
 
+/* A transaction is built and sent by one thread at a time; it does no I/O until
+ * ddb_tx_send. Thread: one at a time per ddb_tx. */
 DDB_API ddb_tx *ddb_tx_new(ddb_client *c);
 DDB_API void ddb_tx_free(ddb_tx *tx);
-/* Each adds one action; marker (may be NULL) receives its position. */
+/* Each adds one action; marker (may be NULL) receives its position. DDB_EINVAL (with a
+ * sentence in err) for a bad action, e.g. the 101st or a check without a condition. */
 DDB_API int ddb_tx_put(ddb_tx *tx, ddb_table *t, const ddb_item *item,
-                       const ddb_tx_options *o, ddb_tx_marker *marker);
+                       const ddb_tx_options *o, ddb_tx_marker *marker, ddb_error *err);
 DDB_API int ddb_tx_update(ddb_tx *tx, ddb_table *t, const ddb_item *key, const char *update,
-                          const ddb_tx_options *o, ddb_tx_marker *marker);
+                          const ddb_tx_options *o, ddb_tx_marker *marker, ddb_error *err);
 DDB_API int ddb_tx_delete(ddb_tx *tx, ddb_table *t, const ddb_item *key,
-                          const ddb_tx_options *o, ddb_tx_marker *marker);
+                          const ddb_tx_options *o, ddb_tx_marker *marker, ddb_error *err);
 /* A ConditionCheck; o->condition is required. */
 DDB_API int ddb_tx_check(ddb_tx *tx, ddb_table *t, const ddb_item *key,
-                         const ddb_tx_options *o, ddb_tx_marker *marker);
+                         const ddb_tx_options *o, ddb_tx_marker *marker, ddb_error *err);
 /* ClientRequestToken for idempotency (copied). */
 DDB_API int ddb_tx_set_token(ddb_tx *tx, const char *client_request_token);
 /* Sends TransactWriteItems. DDB_ETXCANCELED when cancelled; then ddb_tx_reason_for
@@ -500,9 +518,10 @@ DDB_API const ddb_item *ddb_tx_item_for(const ddb_tx *tx, ddb_tx_marker marker);
 DDB_API size_t ddb_tx_count(const ddb_tx *tx);
 
 /* TransactGetItems: reads keys[i] of tables[i] atomically; items[i] is NULL when absent.
- * Free with ddb_items_free(items, n). */
-DDB_API int ddb_tx_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *keys,
-                       size_t n, ddb_item ***items, ddb_cancel *cancel, ddb_error *err);
+ * Free with ddb_item_array_free(items, n). Thread: any. */
+DDB_API int ddb_client_transact_get(ddb_client *c, ddb_table *const *tables,
+                                    const ddb_item *const *keys, size_t n, ddb_item ***items,
+                                    ddb_cancel *cancel, ddb_error *err);
 
 /* ---------------------------------------------------------- table admin */
 
@@ -530,26 +549,30 @@ typedef struct ddb_create_table_options {
     const char *ttl_attribute;  /* UpdateTimeToLive after creation, NULL for none */
     bool wait_active;           /* wait until ACTIVE (polling DescribeTable on the clock) */
     bool exist_ok;              /* ResourceInUseException counts as success */
-    ddb_cancel *cancel;
 } ddb_create_table_options;
 
-DDB_API int ddb_create_table(ddb_client *c, const char *name, const ddb_key_schema *key,
-                             const ddb_create_table_options *o, ddb_error *err);
-DDB_API int ddb_delete_table(ddb_client *c, const char *name, ddb_cancel *cancel, ddb_error *err);
+/* Table administration. Each is one request (with retries) unless it says otherwise.
+ * Thread: any. */
+DDB_API int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schema *key,
+                                    const ddb_create_table_options *o, ddb_cancel *cancel,
+                                    ddb_error *err);
+DDB_API int ddb_client_delete_table(ddb_client *c, const char *name, ddb_cancel *cancel,
+                                    ddb_error *err);
 
+/* Thread: any. */
 typedef struct ddb_table_info {
     char status[32];            /* "ACTIVE", "CREATING", ... */
     char pk[256], sk[256];      /* sk "" when none */
     ddb_type pk_type, sk_type;
     int64_t item_count;
 } ddb_table_info;
-DDB_API int ddb_describe_table(ddb_client *c, const char *name, ddb_table_info *info,
-                               ddb_cancel *cancel, ddb_error *err);
+DDB_API int ddb_client_describe_table(ddb_client *c, const char *name, ddb_table_info *info,
+                                      ddb_cancel *cancel, ddb_error *err);
 /* Polls DescribeTable (on the client's clock) until ACTIVE or timeout_ms passes. */
-DDB_API int ddb_wait_table_active(ddb_client *c, const char *name, int64_t timeout_ms,
-                                  ddb_cancel *cancel, ddb_error *err);
-DDB_API int ddb_update_ttl(ddb_client *c, const char *table, const char *attribute,
-                           bool enabled, ddb_cancel *cancel, ddb_error *err);
+DDB_API int ddb_client_wait_table_active(ddb_client *c, const char *name, int64_t timeout_ms,
+                                         ddb_cancel *cancel, ddb_error *err);
+DDB_API int ddb_client_update_ttl(ddb_client *c, const char *table, const char *attribute,
+                                  bool enabled, ddb_cancel *cancel, ddb_error *err);
 
 #ifdef __cplusplus
 }

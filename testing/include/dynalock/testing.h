@@ -21,40 +21,42 @@ extern "C" {
 
 /* ---------------------------------------------------------------- the fake */
 
-typedef struct ddb_fake ddb_fake;
+typedef struct ddb_test_server ddb_test_server;
 
-typedef struct ddb_fake_options {
+typedef struct ddb_test_server_options {
     bool system_clock;      /* false (default): clients share a fake clock */
     int64_t start_wall_ms;  /* the fake clock's wall time at start; 0 = 2026-01-01T00:00Z */
     int log_level;          /* clients' log level; 0 = DDB_LOG_WARN */
-} ddb_fake_options;
+} ddb_test_server_options;
 
-/* Starts an in-process fake DynamoDB on an ephemeral loopback port. */
-DDB_API ddb_fake *ddb_fake_start(const ddb_fake_options *o, ddb_error *err);
+/* Starts an in-process fake DynamoDB on an ephemeral loopback port.
+ * Thread: any; ddb_test_server_stop once its clients are freed. */
+DDB_API ddb_test_server *ddb_test_server_start(const ddb_test_server_options *o, ddb_error *err);
 /* Stops the server and frees the fake. Clients made by it must be freed first. */
-DDB_API void ddb_fake_stop(ddb_fake *f);
+DDB_API void ddb_test_server_stop(ddb_test_server *f);
 /* Creates a table with string keys (sk may be NULL), ACTIVE at once. */
-DDB_API int ddb_fake_create_table(ddb_fake *f, const char *name, const char *pk,
+DDB_API int ddb_test_server_create_table(ddb_test_server *f, const char *name, const char *pk,
                                   const char *sk, ddb_error *err);
 /* A new client pointed at the fake, with dummy credentials and the fake's clock. `base`
  * (may be NULL) supplies other options (log, telemetry, retries); its endpoint, region,
  * credentials and clock are replaced. Free with ddb_client_free. Several clients behave
  * as separate processes would. */
-DDB_API ddb_client *ddb_fake_client_new(ddb_fake *f, const ddb_client_options *base,
+DDB_API ddb_client *ddb_test_server_client_new(ddb_test_server *f, const ddb_client_options *base,
                                         ddb_error *err);
 /* Borrowed: the clock the fake's clients share (a fake clock unless system_clock). */
-DDB_API ddb_clock *ddb_fake_clock(ddb_fake *f);
+DDB_API ddb_clock *ddb_test_server_clock(ddb_test_server *f);
 /* Borrowed: the server, for fault injection and counters (fakedb.h). */
 struct fakedb;
-DDB_API struct fakedb *ddb_fake_server(ddb_fake *f);
-DDB_API const char *ddb_fake_endpoint(const ddb_fake *f);
+DDB_API struct fakedb *ddb_test_server_fakedb(ddb_test_server *f);
+DDB_API const char *ddb_test_server_endpoint(const ddb_test_server *f);
 /* Moves the fake clock by ms and waits until the work that the advance released (a
  * renewal and its answer, a poll) is done. */
-DDB_API int ddb_fake_advance(ddb_fake *f, int64_t ms);
+DDB_API int ddb_test_server_advance(ddb_test_server *f, int64_t ms);
 
 /* A clock that follows a fake server's clock (fakedb --clock fake), so that processes
  * that share a server share time: now reads GET /fake/clock, waits long-poll
- * GET /fake/clock/wait. For tests of several processes; the CLI's --clock server. */
+ * GET /fake/clock/wait. For tests of several processes; the CLI's --clock server.
+ * Thread: any. */
 DDB_API ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err);
 
 /* ------------------------------------------------------- playing a process */
@@ -62,7 +64,7 @@ DDB_API ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err);
 /* Another process holds the lock: acquired just now, never renewed, as a holder that
  * crashed. *token (may be NULL) gets its fencing token. A lease of this process is lost
  * at its next renewal (taken_over); a contender takes over once it has seen this holder
- * for a whole lease. holder_label may be NULL. */
+ * for a whole lease. holder_label may be NULL. Thread: any. */
 DDB_API int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t lease_ms,
                                      const char *holder_label, int64_t *token, ddb_error *err);
 /* The holder released the lock, whoever it was: the next acquire finds it free and
@@ -72,7 +74,7 @@ DDB_API int ddb_lock_simulate_release(ddb_lock_table *locks, const char *name, d
  * (deleted) and the next acquire starts the token at 1. */
 DDB_API int ddb_lock_simulate_delete(ddb_lock_table *locks, const char *name, ddb_error *err);
 
-/* The state of a lock, as a value a test compares with one it builds. */
+/* The state of a lock, as a value a test compares with one it builds. Thread: any. */
 typedef struct ddb_lock_state {
     bool exists;                           /* false: no item (all else zero) */
     bool is_held;
@@ -88,14 +90,14 @@ DDB_API bool ddb_lock_state_equal(const ddb_lock_state *a, const ddb_lock_state 
 /* Waits for the next time a try of this lock table finds the lock `name` held and is
  * turned away: a ddb_lock_try_acquire that returns no lease, or a poll of ddb_lock_acquire
  * or ddb_lock_run_as_leader that waits on. Take the watch BEFORE the contender starts,
- * then wait on it. */
+ * then wait on it. Thread: any; ddb_refusal_watch_free once no wait is in progress. */
 typedef struct ddb_refusal_watch ddb_refusal_watch;
-DDB_API ddb_refusal_watch *ddb_lock_wait_for_refusal(ddb_lock_table *locks, const char *name,
+DDB_API ddb_refusal_watch *ddb_refusal_watch_new(ddb_lock_table *locks, const char *name,
                                                      ddb_error *err);
 /* Blocks (real time, at most timeout_ms; < 0 = forever) until the refusal happened:
  * 0, DDB_ETIMEDOUT, or DDB_ECANCELED if cancel (may be NULL) is set. */
-DDB_API int ddb_refusal_wait(ddb_refusal_watch *w, int64_t timeout_ms, ddb_cancel *cancel);
-DDB_API bool ddb_refusal_happened(const ddb_refusal_watch *w);
+DDB_API int ddb_refusal_watch_wait(ddb_refusal_watch *w, int64_t timeout_ms, ddb_cancel *cancel);
+DDB_API bool ddb_refusal_watch_happened(const ddb_refusal_watch *w);
 DDB_API void ddb_refusal_watch_free(ddb_refusal_watch *w);
 
 #ifdef __cplusplus
