@@ -166,11 +166,15 @@ int fakedb__store_open(fakedb *db, fakedb_error *err)
     }
     db->next_table_id = 1;
     if (load_tables(db) != 0) {
+        /* a statement that could not be made without an error of SQLite's: memory */
+        int sqlerr = sqlite3_errcode(db->sql);
+        int code = sqlerr == SQLITE_OK || sqlerr == SQLITE_NOMEM ? FAKEDB_ENOMEM : FAKEDB_EIO;
         if (err) {
-            err->code = FAKEDB_EIO;
-            snprintf(err->message, sizeof err->message, "cannot read tables of %s", path);
+            err->code = code;
+            snprintf(err->message, sizeof err->message, "cannot read tables of %s: %s", path,
+                     code == FAKEDB_ENOMEM ? "out of memory" : sqlite3_errmsg(db->sql));
         }
-        return FAKEDB_EIO;
+        return code;
     }
     return 0;
 }

@@ -38,7 +38,10 @@ ddb_test_server *ddb_test_server_start(const ddb_test_server_options *o, ddb_err
                                                .fake_clock_start_ms = start_ms},
                              &ferr);
     if (!f->clock || !f->server) {
-        ddb__fail(err, f->server ? DDB_ENOMEM : DDB_EIO, "could not start the fake server: %s",
+        int code = f->server || ferr.code == FAKEDB_ENOMEM ? DDB_ENOMEM
+                   : ferr.code == FAKEDB_EINVAL                ? DDB_EINVAL
+                                                               : DDB_EIO;
+        ddb__fail(err, code, "could not start the fake server: %s",
                   f->server ? "out of memory" : ferr.message);
         ddb_test_server_stop(f);
         return NULL;
@@ -65,7 +68,7 @@ int ddb_test_server_create_table(ddb_test_server *f, const char *name, const cha
     if (rc == FAKEDB_EINUSE)
         return ddb__fail(err, DDB_EINUSE, "%s", ferr.message);
     if (rc != 0)
-        return ddb__fail(err, DDB_EINVAL, "%s", ferr.message);
+        return ddb__fail(err, rc == FAKEDB_ENOMEM ? DDB_ENOMEM : DDB_EINVAL, "%s", ferr.message);
     return 0;
 }
 
