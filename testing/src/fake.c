@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 
 /* 2026-01-01T00:00:00Z: a fixed start, so tests that print times are repeatable. */
 #define FAKE_DEFAULT_START_MS 1767225600000LL
@@ -25,7 +24,7 @@ ddb_fake *ddb_fake_start(const ddb_fake_options *o, ddb_error *err)
         o = &defaults;
     ddb_fake *f = calloc(1, sizeof *f);
     if (!f) {
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        ddb_error_set(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
     int64_t start_ms = o->start_wall_ms ? o->start_wall_ms : FAKE_DEFAULT_START_MS;
@@ -38,7 +37,7 @@ ddb_fake *ddb_fake_start(const ddb_fake_options *o, ddb_error *err)
                                                .fake_clock_start_ms = start_ms},
                              &ferr);
     if (!f->clock || !f->server) {
-        ddb__fail(err, f->server ? DDB_ENOMEM : DDB_EIO, "could not start the fake server: %s",
+        ddb_error_set(err, f->server ? DDB_ENOMEM : DDB_EIO, "could not start the fake server: %s",
                   f->server ? "out of memory" : ferr.message);
         ddb_fake_stop(f);
         return NULL;
@@ -59,20 +58,20 @@ int ddb_fake_create_table(ddb_fake *f, const char *name, const char *pk, const c
                           ddb_error *err)
 {
     if (!f || !name || !pk)
-        return ddb__fail(err, DDB_EINVAL, "a table needs a name and a partition key");
+        return ddb_error_set(err, DDB_EINVAL, "a table needs a name and a partition key");
     fakedb_error ferr;
     int rc = fakedb_create_table(f->server, name, pk, sk, &ferr);
     if (rc == FAKEDB_EINUSE)
-        return ddb__fail(err, DDB_EINUSE, "%s", ferr.message);
+        return ddb_error_set(err, DDB_EINUSE, "%s", ferr.message);
     if (rc != 0)
-        return ddb__fail(err, DDB_EINVAL, "%s", ferr.message);
+        return ddb_error_set(err, DDB_EINVAL, "%s", ferr.message);
     return 0;
 }
 
 ddb_client *ddb_fake_client_new(ddb_fake *f, const ddb_client_options *base, ddb_error *err)
 {
     if (!f) {
-        ddb__fail(err, DDB_EINVAL, "no fake given");
+        ddb_error_set(err, DDB_EINVAL, "no fake given");
         return NULL;
     }
     ddb_client_options o = base ? *base : (ddb_client_options){0};
