@@ -1,6 +1,6 @@
 /* scheduler.h: the scheduler of a client's background time (scheduler.c): timed tasks on a
  * clock, run one at a time on one worker thread, beside the client's asynchronous HTTP
- * transfers. Used by the client (retries of asynchronous requests) and by libddb_coord
+ * transfers. Used by the client (retries of asynchronous requests) and by lib/coord
  * (renewals and deadlines of leases). See docs/internals/time.md. */
 #ifndef DDB_SCHEDULER_H
 #define DDB_SCHEDULER_H

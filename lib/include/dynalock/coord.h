@@ -1,4 +1,4 @@
-/* coord.h: libddb_coord, leases on named locks with fencing tokens, and leader
+/* coord.h: the lock layer of libddb, leases on named locks with fencing tokens, and leader
  * election, on a DynamoDB table (see docs/coordination.md).
  *
  * The ownership, error and thread rules of ddb.h hold here. A lease's heartbeat runs on
