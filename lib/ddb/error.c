@@ -61,6 +61,7 @@ void ddb_error_clear(ddb_error *err)
 }
 
 /* The message of ddb__fail and ddb_error_set. */
+__attribute__((format(printf, 3, 0)))
 static void set_message(ddb_error *err, int code, const char *fmt, va_list ap)
 {
     err->code = code;
