@@ -49,11 +49,11 @@ DDB_API ddb_table *ddb_lock_table_table(const ddb_lock_table *locks);
 typedef void (*ddb_refusal_fn)(void *arg, const char *name);
 /* Calls fn(arg, name) on each refusal from now on. Returns an id > 0 for
  * ddb_lock_table_unwatch_refusals, or DDB_EINVAL (no lock table or no fn) or DDB_ENOMEM
- * with err. Any thread. */
+ * with err. Thread: any. */
 DDB_API long ddb_lock_table_watch_refusals(ddb_lock_table *locks, ddb_refusal_fn fn,
                                            void *arg, ddb_error *err);
 /* Ends the watch `id`: when this returns, its fn is not running and will not run again.
- * An unknown id does nothing. Any thread but fn's own (it would wait for itself). */
+ * An unknown id does nothing. Thread: any but fn's own (it would wait for itself). */
 DDB_API void ddb_lock_table_unwatch_refusals(ddb_lock_table *locks, long id);
 
 /* Tries once: *out is the lease, or NULL when another holder has the lock. Never waits.

@@ -82,7 +82,8 @@ DDB_API void ddb_error_clear(ddb_error *err);
 /* Fills err (if not NULL) as a failure of the caller's own: code (a DDB_E* code), a
  * printf-style message (NULL: ddb_strerror(code)), and the other fields cleared. Returns
  * code, so that a function can `return ddb_error_set(err, DDB_EINVAL, "...")`. For code
- * that reports through a ddb_error, e.g. an election's work function. Any thread. */
+ * that reports through a ddb_error, e.g. an election's work function.
+ * Thread: any (err is the caller's). */
 DDB_API int ddb_error_set(ddb_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
