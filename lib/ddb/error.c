@@ -42,13 +42,13 @@ static const code_info *find_code(int code)
     return NULL;
 }
 
-const char *ddb_strerror(int code)
+const char *ddb_error_string(int code)
 {
     const code_info *ci = find_code(code);
     return ci ? ci->text : "unknown error";
 }
 
-const char *ddb_err_name(int code)
+const char *ddb_error_name(int code)
 {
     const code_info *ci = find_code(code);
     return ci ? ci->name : "DDB_EUNKNOWN";
@@ -68,7 +68,7 @@ static void set_message(ddb_error *err, int code, const char *fmt, va_list ap)
     if (fmt)
         vsnprintf(err->message, sizeof err->message, fmt, ap);
     else
-        snprintf(err->message, sizeof err->message, "%s", ddb_strerror(code));
+        snprintf(err->message, sizeof err->message, "%s", ddb_error_string(code));
 }
 
 int ddb__fail(ddb_error *err, int code, const char *fmt, ...)
