@@ -130,6 +130,7 @@ typedef struct cli_conn {
     ddb_table *table;
     ddb_lock_table *locks;     /* only when asked for */
     ddb_log_format log_format;
+    int log_level;             /* the least level logged (the client's too) */
 } cli_conn;
 /* Opens a client, the table of the options (when need_table) and a lock table over it
  * (when need_locks). Prints the reason and returns an exit status on failure. */

@@ -82,6 +82,7 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
 {
     memset(c, 0, sizeof *c);
     c->log_format = (ddb_log_format)o->log_format;
+    c->log_level = o->log_level;
     ddb_error err;
     ddb_error_clear(&err);
     const char *endpoint = cli_endpoint(o);
@@ -170,7 +171,9 @@ ddb_item *cli_lock_key(const char *pk, const char *sk, const char *name)
 void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,
              size_t n)
 {
-    ddb_client_log(c->client, level, 0, "dynalock", message, fields, n);
+    /* The command's records go to the sink and the level it gave its client. */
+    if (level >= c->log_level && level < DDB_LOG_OFF)
+        ddb_log_to_stderr(&c->log_format, level, 0, "dynalock", message, fields, n);
 }
 
 /* ------------------------------------------------------ the environment of CMD */

@@ -5,7 +5,8 @@
 #   scripts/package.sh [--out OUT_DIR] [--no-lintian]   (default OUT_DIR: build-deb/)
 #   scripts/package.sh --print-version                  the packages' version
 # The version is the one of project() in CMakeLists.txt; debian/changelog is written
-# from it, with the date of that release in CHANGELOG.md. The build runs in a copy of
+# from it, with the date of that release in CHANGELOG.md, and
+# debian/libdynalock0.symbols from the export lists in tests/packaging/abi/. The build runs in a copy of
 # the tree (tracked and untracked files, not ignored ones) in a temporary folder, so
 # the checkout stays as it is. Installs dpkg-dev, debhelper and lintian when missing.
 set -euo pipefail
@@ -54,6 +55,20 @@ dynalock ($version) unstable; urgency=medium
 
  -- $maintainer  $(LC_ALL=C date -u -R -d "$released 00:00:00 UTC")
 CHANGELOG
+
+# The shared libraries' symbols file, from the checked-in export lists that the ctest
+# packaging_abi compares with the build (one list, so they cannot disagree):
+# dpkg-gensymbols then fails the build if an export disappears. The internal functions
+# still exported for libddb_testing (tests/packaging/abi/pending.txt) are optional: no
+# program outside the project may use them, and they will go.
+pending=$(grep -v '^#' "$root/tests/packaging/abi/pending.txt" | awk 'NF { print $1 }')
+for list in "$root"/tests/packaging/abi/*.symbols; do
+  awk -v v="$version" -v pending="$pending" '
+    BEGIN { n = split(pending, p, "\n"); for (i = 1; i <= n; i++) opt[p[i]] = 1 }
+    /^#/ { next }
+    $1 == "SONAME" { print $2 " libdynalock0 #MINVER#"; next }
+    { print " " (($1 in opt) ? "(optional)" : "") $1 "@Base " v }' "$list"
+done > "$src/debian/libdynalock0.symbols"
 
 echo "package: building dynalock $version packages in $tmp" >&2
 if ! (cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \

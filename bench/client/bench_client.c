@@ -13,6 +13,8 @@
 
 #include <dynalock/ddb.h>
 
+#include "ddb_private.h" /* ddb__client_connections_opened */
+
 static ddb_table *table;
 static atomic_bool stop_flag;
 static atomic_long failures;
@@ -165,7 +167,7 @@ int main(int argc, char **argv)
         measure("GetItem", false, threads, seconds);
     if (!only || !strcmp(only, "updateN"))
         measure("UpdateItem", true, threads, seconds);
-    fprintf(stderr, "connections opened: %ld\n", ddb_client_connections_opened(c));
+    fprintf(stderr, "connections opened: %ld\n", ddb__client_connections_opened(c));
     ddb_table_close(table);
     ddb_client_free(c);
     return 0;

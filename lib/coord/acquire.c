@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 /* Polls come every third of the holder's lease, at most 10 s apart. */
 #define DL_POLL_MAX_MS 10000LL

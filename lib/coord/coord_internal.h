@@ -1,6 +1,7 @@
-/* coord_internal.h: libddb_coord's internal interfaces between its modules (lock table,
- * lease, heartbeat scheduler, acquire, election, fencing), and the few functions it
- * exports for libddb_testing (marked DDB_API; not public API, may change). */
+/* coord_internal.h: the lock layer's internal interfaces between its modules (lock
+ * table, lease, heartbeat scheduler, acquire, election, fencing). Not public API. The
+ * functions of the lock item marked DDB_API are exported for libddb_testing only until
+ * the lock item's public reading API replaces them (tests/packaging/abi/pending.txt). */
 #ifndef DDB_COORD_INTERNAL_H
 #define DDB_COORD_INTERNAL_H
 
@@ -44,7 +45,7 @@ DDB_API const char *ddb__lock_table_ttl_attribute(const ddb_lock_table *locks);
  * client plus the retention, in seconds since the epoch. */
 DDB_API int64_t ddb__lock_table_ttl_epoch_s(const ddb_lock_table *locks);
 /* The holder label (borrowed), or NULL. */
-DDB_API const char *ddb__lock_table_holder_label(const ddb_lock_table *locks);
+const char *ddb__lock_table_holder_label(const ddb_lock_table *locks);
 
 /* A lock item as read. Strings are malloc'd; free with ddb__lock_item_cleanup. */
 typedef struct ddb__lock_item {
@@ -62,25 +63,13 @@ DDB_API int ddb__lock_item_parse(const ddb_lock_table *locks, const char *name,
                                  const ddb_item *item, ddb__lock_item *out, ddb_error *err);
 DDB_API void ddb__lock_item_cleanup(ddb__lock_item *li);
 
-/* ----------------------------------------------------------------- refusals */
-
-/* Called each time a try of the lock table finds the lock held and is turned away: a
- * try_acquire that returns no lease, or a poll of acquire or run_as_leader that waits
- * on. Runs on the thread that tried, before it waits; must not call into the lock
- * table. */
-typedef void (*ddb__refusal_fn)(void *arg, const char *name);
-/* Registers fn; returns an id > 0, or DDB_ENOMEM. */
-DDB_API long ddb__lock_table_on_refusal(ddb_lock_table *locks, ddb__refusal_fn fn, void *arg);
-/* Removes it; when this returns, fn is not running and will not run again. */
-DDB_API void ddb__lock_table_off_refusal(ddb_lock_table *locks, long id);
-
 /* ------------------------------------------------------ between the modules */
 
 typedef struct dl_seen dl_seen;
 
 typedef struct dl_refusal_hook {
     long id;
-    ddb__refusal_fn fn;
+    ddb_refusal_fn fn;
     void *arg;
     struct dl_refusal_hook *next;
 } dl_refusal_hook;

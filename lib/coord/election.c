@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 /* An outage of DynamoDB as the election sees it. */
 typedef struct outage {

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker, ddb_error *err)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 /* A failed renewal is tried again after 100 ms, then twice as long each time, up to a
  * sixth of the lease. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
                         const char *rvn, int64_t lease_ms, int64_t fence, bool takeover,

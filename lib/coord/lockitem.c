@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 /* ------------------------------------------------------------------ reading */
 

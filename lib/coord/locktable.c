@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 /* ------------------------------------------------------------------- ids */
 
@@ -518,11 +518,14 @@ void dl_seen_forget(ddb_lock_table *l, const char *name)
 
 /* --------------------------------------------------------------- refusals */
 
-long ddb__lock_table_on_refusal(ddb_lock_table *l, ddb__refusal_fn fn, void *arg)
+long ddb_lock_table_watch_refusals(ddb_lock_table *l, ddb_refusal_fn fn, void *arg,
+                                   ddb_error *err)
 {
+    if (!l || !fn)
+        return ddb__fail(err, DDB_EINVAL, "watching refusals needs a lock table and a function");
     dl_refusal_hook *h = calloc(1, sizeof *h);
     if (!h)
-        return DDB_ENOMEM;
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
     h->fn = fn;
     h->arg = arg;
     pthread_mutex_lock(&l->mu);
@@ -533,8 +536,10 @@ long ddb__lock_table_on_refusal(ddb_lock_table *l, ddb__refusal_fn fn, void *arg
     return h->id;
 }
 
-void ddb__lock_table_off_refusal(ddb_lock_table *l, long id)
+void ddb_lock_table_unwatch_refusals(ddb_lock_table *l, long id)
 {
+    if (!l)
+        return;
     pthread_mutex_lock(&l->mu);
     /* Hooks run with the mutex released; wait until none runs, so the one removed is
      * not running when this returns. */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ddb_private.h"
 
 uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
@@ -16,7 +16,7 @@ uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
     const ddb_telemetry *t = ddb_client_telemetry(c);
     if (!t || (!t->span_start && !t->span_attr && !t->span_end))
         return 0;
-    uint64_t id = ddb_client_span_id(c);
+    uint64_t id = ddb__client_span_id(c);
     if (t->span_start)
         t->span_start(t->arg, id, parent, span_name, links, n_links);
     if (t->span_attr) {
@@ -132,7 +132,7 @@ void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,
         f[n].value = fields[i + 1];
         n++;
     }
-    ddb_client_log(c, level, event_id, DDB__LOCK_LOG_CATEGORY, message, f, n);
+    ddb__client_log(c, level, event_id, DDB__LOCK_LOG_CATEGORY, message, f, n);
 }
 
 const char *ddb_loss_reason_name(ddb_loss_reason r)

@@ -194,12 +194,12 @@ const ddb_telemetry *ddb_client_telemetry(const ddb_client *c)
     return (c && c->has_tel) ? &c->tel : NULL;
 }
 
-uint64_t ddb_client_span_id(ddb_client *c)
+uint64_t ddb__client_span_id(ddb_client *c)
 {
     return c ? atomic_fetch_add(&c->next_span, 1) : 0;
 }
 
-long ddb_client_connections_opened(ddb_client *c)
+long ddb__client_connections_opened(ddb_client *c)
 {
     return c ? ddb__http_connections_opened(c->http) : 0;
 }
@@ -209,7 +209,7 @@ bool ddb__client_log_enabled(ddb_client *c, int level)
     return c && level >= c->log_level && level < DDB_LOG_OFF && c->log;
 }
 
-void ddb_client_log(ddb_client *c, int level, int event_id, const char *category,
+void ddb__client_log(ddb_client *c, int level, int event_id, const char *category,
                     const char *message, const ddb_log_field *fields, size_t n)
 {
     if (ddb__client_log_enabled(c, level))
@@ -266,7 +266,7 @@ static uint64_t span_begin(ddb_client *c, const ddb__call *call)
 {
     if (!c->has_tel || !c->tel.span_start)
         return 0;
-    uint64_t id = ddb_client_span_id(c);
+    uint64_t id = ddb__client_span_id(c);
     c->tel.span_start(c->tel.arg, id, ddb_telemetry_get_parent(), call->operation, NULL, 0);
     span_str(c, id, "db.system.name", "aws.dynamodb");
     span_str(c, id, "db.operation.name", call->operation);
@@ -560,7 +560,7 @@ static void log_retry(ddb_client *c, const ddb__call *call, int attempt, int64_t
         { "delay_ms", d },
         { "error", out->aws_type[0] ? out->aws_type : ddb_error_name(rc) },
     };
-    ddb_client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
+    ddb__client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
 }
 
 /* Fills err with the final failure of a call and returns the error.type for telemetry. */

@@ -60,19 +60,37 @@ void ddb_error_clear(ddb_error *err)
         memset(err, 0, sizeof *err);
 }
 
+/* The message of ddb__fail and ddb_error_set. */
+__attribute__((format(printf, 3, 0)))
+static void set_message(ddb_error *err, int code, const char *fmt, va_list ap)
+{
+    err->code = code;
+    if (fmt)
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+    else
+        snprintf(err->message, sizeof err->message, "%s", ddb_error_string(code));
+}
+
 int ddb__fail(ddb_error *err, int code, const char *fmt, ...)
 {
     if (!err)
         return code;
-    err->code = code;
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    } else {
-        snprintf(err->message, sizeof err->message, "%s", ddb_error_string(code));
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(err, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int ddb_error_set(ddb_error *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    memset(err, 0, sizeof *err);
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(err, code, fmt, ap);
+    va_end(ap);
     return code;
 }
 

@@ -1,36 +1,29 @@
-/* internal.h: libddb's internal interfaces between its modules, and the few functions
- * it exports for libddb_coord and libddb_testing (marked DDB_API; not public API). */
+/* internal.h: libddb's internal interfaces between its modules. What lib/coord may use
+ * of them is in ddb_private.h (included here); lib/coord never includes this file.
+ * Nothing here is exported from the shared library. */
 #ifndef DDB_INTERNAL_H
 #define DDB_INTERNAL_H
+
+#ifdef DDB_COORD_SOURCE
+#error "lib/coord uses ddb_private.h, not lib/ddb/internal.h"
+#endif
+
+#include "ddb_private.h"
 
 #include <dynalock/ddb.h>
 #include <stdarg.h>
 
-/* ---- errors (error.c) */
-/* Fills err (if not NULL) with code and a printf-style message; returns code. The other
- * fields (aws_type, http_status, request_id, retries) are left as they are. */
-DDB_API int ddb__fail(ddb_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* ---- errors (error.c); ddb__fail is in ddb_private.h */
 /* Maps an AWS error type ("ConditionalCheckFailedException", also with a
  * "namespace#" prefix or ":detail" suffix) to a DDB_E* code; with no known type, the HTTP
  * status decides (403 -> DDB_EACCESS, 0 -> DDB_ENETWORK, else DDB_ESERVICE). */
-DDB_API int ddb__code_for_aws_type(const char *aws_type, int http_status);
+int ddb__code_for_aws_type(const char *aws_type, int http_status);
 
-/* ---- clock (clock.c) */
-/* Waits until mono deadline on the clock, or cancel is set. Marks the calling thread as
- * waiting for ddb_fake_clock_settle. 0 when the deadline passed, DDB_ECANCELED. */
-DDB_API int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
+/* ---- clock (clock.c); waits, hold and unhold are in ddb_private.h */
 /* Declares that the calling thread, woken by a fake clock advance, has finished the work
  * the advance released without waiting on the clock again (e.g. a library call returns
  * to its caller). No effect on other clocks or on threads not woken by an advance. */
-DDB_API void ddb__clock_thread_idle(ddb_clock *c);
-/* A library call that makes several requests and waits on the clock between them (an
- * acquire, an election, a renewal) holds the thread for a fake clock's settle: from
- * ddb__clock_hold to ddb__clock_unhold the thread counts as busy except while it waits
- * on the clock for a deadline not yet due, and the end of each request does not mark it
- * idle (ddb__clock_call_done). Nestable; unhold marks it idle at the outermost level. */
-DDB_API void ddb__clock_hold(ddb_clock *c);
-DDB_API void ddb__clock_unhold(ddb_clock *c);
+void ddb__clock_thread_idle(ddb_clock *c);
 /* Fake clock: moves its wall time alone by ms (either way), as an NTP step or an
  * operator's date(1) would; monotonic time and waits are untouched. For the simulator. */
 int ddb__fake_clock_jump_wall(ddb_clock *c, int64_t ms);
@@ -229,22 +222,5 @@ double ddb__rate_limiter_fill_rate(ddb__rate_limiter *r);
 int64_t ddb__parse_http_date_ms(const char *s);
 /* An error type the SDKs correct the clock skew for and retry. */
 bool ddb__is_clock_skew_error(const char *aws_type);
-
-/* ---- logging, telemetry (log.c, telemetry.c) */
-DDB_API bool ddb__client_log_enabled(ddb_client *c, int level);
-
-/* ---- asynchronous single-item writes (ops.c), for libddb_coord's leases: the request
- * runs on the client's scheduler thread with the client's retries, and fn runs there
- * once with the outcome (res and err borrowed for the call; on DDB_ECONDITION with
- * return_old_on_condition_fail, res->item is the item as it is). o->cancel aborts it.
- * 0 when started (fn then runs exactly once), or an error (fn never runs). Any thread. */
-typedef void (*ddb__item_reply_fn)(void *arg, int rc, ddb_result *res, ddb_error *err);
-DDB_API int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
-                                   const ddb_write_options *o, ddb_cancel *cancel, ddb__item_reply_fn fn,
-                                   void *arg, ddb_error *err);
-
-/* ---- transactions (tx.c): lets libddb_coord poison a transaction with an error, so
- * that its send fails with it. */
-DDB_API void ddb__tx_set_error(ddb_tx *tx, const ddb_error *err);
 
 #endif

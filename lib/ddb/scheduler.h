@@ -1,11 +1,11 @@
 /* scheduler.h: the scheduler of a client's background time (scheduler.c): timed tasks on a
  * clock, run one at a time on one worker thread, beside the client's asynchronous HTTP
- * transfers. Used by the client (retries of asynchronous requests) and by libddb_coord
+ * transfers. Used by the client (retries of asynchronous requests) and by lib/coord
  * (renewals and deadlines of leases). See docs/internals/time.md. */
 #ifndef DDB_SCHEDULER_H
 #define DDB_SCHEDULER_H
 
-#include "internal.h"
+#include "ddb_private.h"
 
 /* A task, embedded in its owner's struct: no allocation per scheduling. Zero-initialise
  * and set fn and arg; the scheduler owns the other fields while the task is queued. */
@@ -44,10 +44,10 @@ ddb__sched *ddb__sched_new_timers(ddb_clock *clock);
 void ddb__sched_free(ddb__sched *s);
 /* Queues t to run at due_ns (mono, on the scheduler's clock), or moves it there if it is
  * queued. 0, or DDB_ENOMEM. Any thread. */
-DDB_API int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns);
+int ddb__sched_at(ddb__sched *s, ddb__task *t, int64_t due_ns);
 /* Takes t off the queue; true when it was queued. When it returns on a thread other than
  * the worker, t is not running and will not run until queued again. Any thread. */
-DDB_API bool ddb__sched_cancel(ddb__sched *s, ddb__task *t);
+bool ddb__sched_cancel(ddb__sched *s, ddb__task *t);
 /* Cuts the worker's wait short (e.g. the I/O source has work for it). Any thread. */
 void ddb__sched_wake(ddb__sched *s);
 /* For a fake clock's settle: the worker is parked with no task due at the clock's now,
@@ -64,7 +64,7 @@ int ddb__sched_workers(void);
 
 /* The client's scheduler (client.c), made (with its thread, on its first task) on first
  * use; the client owns it. NULL with err when it cannot be made. Any thread. */
-DDB_API ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err);
+ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err);
 
 /* ---- what the scheduler needs of the clock (clock.c) */
 typedef enum ddb__clock_kind { DDB__CLOCK_SYSTEM, DDB__CLOCK_FAKE, DDB__CLOCK_CUSTOM } ddb__clock_kind;

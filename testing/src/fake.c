@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 
 /* 2026-01-01T00:00:00Z: a fixed start, so tests that print times are repeatable. */
 #define FAKE_DEFAULT_START_MS 1767225600000LL
@@ -25,7 +24,7 @@ ddb_test_server *ddb_test_server_start(const ddb_test_server_options *o, ddb_err
         o = &defaults;
     ddb_test_server *f = calloc(1, sizeof *f);
     if (!f) {
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        ddb_error_set(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
     int64_t start_ms = o->start_wall_ms ? o->start_wall_ms : FAKE_DEFAULT_START_MS;
@@ -41,7 +40,7 @@ ddb_test_server *ddb_test_server_start(const ddb_test_server_options *o, ddb_err
         int code = f->server || ferr.code == FAKEDB_ENOMEM ? DDB_ENOMEM
                    : ferr.code == FAKEDB_EINVAL                ? DDB_EINVAL
                                                                : DDB_EIO;
-        ddb__fail(err, code, "could not start the fake server: %s",
+        ddb_error_set(err, code, "could not start the fake server: %s",
                   f->server ? "out of memory" : ferr.message);
         ddb_test_server_stop(f);
         return NULL;
@@ -62,20 +61,20 @@ int ddb_test_server_create_table(ddb_test_server *f, const char *name, const cha
                           ddb_error *err)
 {
     if (!f || !name || !pk)
-        return ddb__fail(err, DDB_EINVAL, "a table needs a name and a partition key");
+        return ddb_error_set(err, DDB_EINVAL, "a table needs a name and a partition key");
     fakedb_error ferr;
     int rc = fakedb_create_table(f->server, name, pk, sk, &ferr);
     if (rc == FAKEDB_EINUSE)
-        return ddb__fail(err, DDB_EINUSE, "%s", ferr.message);
+        return ddb_error_set(err, DDB_EINUSE, "%s", ferr.message);
     if (rc != 0)
-        return ddb__fail(err, rc == FAKEDB_ENOMEM ? DDB_ENOMEM : DDB_EINVAL, "%s", ferr.message);
+        return ddb_error_set(err, rc == FAKEDB_ENOMEM ? DDB_ENOMEM : DDB_EINVAL, "%s", ferr.message);
     return 0;
 }
 
 ddb_client *ddb_test_server_client_new(ddb_test_server *f, const ddb_client_options *base, ddb_error *err)
 {
     if (!f) {
-        ddb__fail(err, DDB_EINVAL, "no fake given");
+        ddb_error_set(err, DDB_EINVAL, "no fake given");
         return NULL;
     }
     ddb_client_options o = base ? *base : (ddb_client_options){0};

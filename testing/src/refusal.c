@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "coord_internal.h"
-#include "internal.h"
 
 struct ddb_refusal_watch {
     ddb_lock_table *locks;
@@ -28,7 +27,7 @@ ddb_refusal_watch *ddb_refusal_watch_new(ddb_lock_table *locks, const char *name
                                              ddb_error *err)
 {
     if (!locks) {
-        ddb__fail(err, DDB_EINVAL, "no lock table given");
+        ddb_error_set(err, DDB_EINVAL, "no lock table given");
         return NULL;
     }
     if (ddb__lock_name_check(name, err) != 0)
@@ -39,13 +38,12 @@ ddb_refusal_watch *ddb_refusal_watch_new(ddb_lock_table *locks, const char *name
             free(w->name);
             free(w);
         }
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        ddb_error_set(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
     w->locks = locks;
-    w->hook_id = ddb__lock_table_on_refusal(locks, on_refusal, w);
+    w->hook_id = ddb_lock_table_watch_refusals(locks, on_refusal, w, err);
     if (w->hook_id < 0) {
-        ddb__fail(err, (int)w->hook_id, "could not watch the lock table");
         w->hook_id = 0;
         ddb_refusal_watch_free(w);
         return NULL;
@@ -82,7 +80,7 @@ void ddb_refusal_watch_free(ddb_refusal_watch *w)
     if (!w)
         return;
     if (w->hook_id > 0)
-        ddb__lock_table_off_refusal(w->locks, w->hook_id);
+        ddb_lock_table_unwatch_refusals(w->locks, w->hook_id);
     ddb_cancel_unref(w->done);
     free(w->name);
     free(w);

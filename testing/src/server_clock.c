@@ -13,7 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
 
 /* A long poll asks the server to answer within this much real time, so that a wait
  * notices a cancel or a server that went away. */
@@ -165,7 +164,7 @@ static void server_free(void *arg)
 ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
 {
     if (!endpoint || strncmp(endpoint, "http", 4) != 0) {
-        ddb__fail(err, DDB_EINVAL, "the server clock needs the fake server's http endpoint");
+        ddb_error_set(err, DDB_EINVAL, "the server clock needs the fake server's http endpoint");
         return NULL;
     }
     server_clock *sc = calloc(1, sizeof *sc);
@@ -174,7 +173,7 @@ ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
             free(sc->endpoint);
             free(sc);
         }
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        ddb_error_set(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
     size_t len = strlen(sc->endpoint);
@@ -186,7 +185,7 @@ ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
     snprintf(url, sizeof url, "%s/fake/clock", sc->endpoint);
     body b;
     if (http_get(sc->now_handle, url, &b, NULL, 5000) != 0 || field_i64(&b, "now_ms", -1) < 0) {
-        ddb__fail(err, DDB_ENETWORK, "no fake server clock answers at %s/fake/clock", sc->endpoint);
+        ddb_error_set(err, DDB_ENETWORK, "no fake server clock answers at %s/fake/clock", sc->endpoint);
         server_free(sc);
         return NULL;
     }
@@ -195,7 +194,7 @@ ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
         sc);
     if (!c) {
         server_free(sc);
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        ddb_error_set(err, DDB_ENOMEM, "out of memory");
     }
     return c;
 }

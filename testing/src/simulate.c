@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "coord_internal.h"
-#include "internal.h"
 
 static int check_label(const char *label, ddb_error *err)
 {
@@ -18,7 +17,7 @@ static int check_label(const char *label, ddb_error *err)
         return 0;
     size_t n = strlen(label);
     if (n < 1 || n > DDB_HOLDER_LABEL_MAX)
-        return ddb__fail(err, DDB_EINVAL,
+        return ddb_error_set(err, DDB_EINVAL,
                          "a holder label has 1 to %d characters; this one has %zu",
                          DDB_HOLDER_LABEL_MAX, n);
     return 0;
@@ -28,9 +27,9 @@ int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t le
                              const char *holder_label, int64_t *token, ddb_error *err)
 {
     if (!locks)
-        return ddb__fail(err, DDB_EINVAL, "no lock table given");
+        return ddb_error_set(err, DDB_EINVAL, "no lock table given");
     if (lease_ms < DDB_LEASE_MIN_MS || lease_ms > DDB_LEASE_MAX_MS)
-        return ddb__fail(err, DDB_EINVAL,
+        return ddb_error_set(err, DDB_EINVAL,
                          "a lease lasts from 1 s to 1 day (1000 to 86400000 ms); %lld ms is out "
                          "of range",
                          (long long)lease_ms);
@@ -56,7 +55,7 @@ int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t le
     ddb_item *values = ddb_item_new();
     if (!values) {
         ddb_item_free(key);
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return ddb_error_set(err, DDB_ENOMEM, "out of memory");
     }
     rc = ddb_item_set_s(values, ":t", DDB__LOCK_TYPE_VALUE);
     rc = rc ? rc : ddb_item_set_s(values, ":o", owner);
@@ -70,7 +69,7 @@ int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t le
     if (rc) {
         ddb_item_free(key);
         ddb_item_free(values);
-        return ddb__fail(err, rc, "could not build the simulated holder's write");
+        return ddb_error_set(err, rc, "could not build the simulated holder's write");
     }
     ddb_result res = {0};
     rc = ddb_table_update_item(ddb_lock_table_table(locks), key, update,
@@ -79,7 +78,7 @@ int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t le
                          &res, NULL, err);
     if (rc == 0 && token) {
         if (!res.item || ddb_item_get_i64(res.item, DDB__LOCK_ATTR_FENCE, token) != 0)
-            rc = ddb__fail(err, DDB_EPROTOCOL, "the simulated holder's write returned no fence");
+            rc = ddb_error_set(err, DDB_EPROTOCOL, "the simulated holder's write returned no fence");
     }
     ddb_result_cleanup(&res);
     ddb_item_free(key);
@@ -90,7 +89,7 @@ int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t le
 int ddb_lock_simulate_release(ddb_lock_table *locks, const char *name, ddb_error *err)
 {
     if (!locks)
-        return ddb__fail(err, DDB_EINVAL, "no lock table given");
+        return ddb_error_set(err, DDB_EINVAL, "no lock table given");
     ddb_item *key = ddb__lock_key(locks, name, err);
     if (!key)
         return err ? err->code : DDB_EINVAL;
@@ -119,7 +118,7 @@ int ddb_lock_simulate_release(ddb_lock_table *locks, const char *name, ddb_error
             rc = 0;
         }
     } else {
-        ddb__fail(err, rc, "out of memory");
+        ddb_error_set(err, rc, "out of memory");
     }
     ddb_item_free(key);
     ddb_item_free(values);
@@ -129,7 +128,7 @@ int ddb_lock_simulate_release(ddb_lock_table *locks, const char *name, ddb_error
 int ddb_lock_simulate_delete(ddb_lock_table *locks, const char *name, ddb_error *err)
 {
     if (!locks)
-        return ddb__fail(err, DDB_EINVAL, "no lock table given");
+        return ddb_error_set(err, DDB_EINVAL, "no lock table given");
     ddb_item *key = ddb__lock_key(locks, name, err);
     if (!key)
         return err ? err->code : DDB_EINVAL;
@@ -142,7 +141,7 @@ int ddb_lock_get_state(ddb_lock_table *locks, const char *name, ddb_lock_state *
                        ddb_error *err)
 {
     if (!locks || !out)
-        return ddb__fail(err, DDB_EINVAL, "no lock table or state given");
+        return ddb_error_set(err, DDB_EINVAL, "no lock table or state given");
     memset(out, 0, sizeof *out);
     ddb_item *key = ddb__lock_key(locks, name, err);
     if (!key)

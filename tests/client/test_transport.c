@@ -354,7 +354,7 @@ START_TEST(keep_alive_reuse)
     ddb_error err;
     for (int i = 0; i < 100; i++)
         ck_assert_int_eq(ddb_table_get_item(tab, k, NULL, NULL, NULL, &err), 0);
-    ck_assert_int_eq(ddb_client_connections_opened(client), 1);
+    ck_assert_int_eq(ddb__client_connections_opened(client), 1);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "GetItem").requests, 100);
     ddb_item_free(k);
 }
@@ -413,8 +413,8 @@ START_TEST(eight_threads_one_client)
     int64_t n;
     ck_assert_int_eq(ddb_item_get_i64(res.item, "n", &n), 0);
     ck_assert_int_eq(n, THREADS * PER_THREAD);
-    ck_assert_int_le(ddb_client_connections_opened(client), THREADS);
-    ck_assert_int_ge(ddb_client_connections_opened(client), 1);
+    ck_assert_int_le(ddb__client_connections_opened(client), THREADS);
+    ck_assert_int_ge(ddb__client_connections_opened(client), 1);
     ddb_result_cleanup(&res);
     ddb_item_free(shared);
 }
@@ -688,7 +688,7 @@ START_TEST(endpoint_and_region_resolution)
     ck_assert_str_eq(ddb_client_endpoint(c), "http://explicit:1");
     ck_assert_str_eq(ddb_client_region(c), "explicit-region");
     ck_assert_ptr_eq(ddb_client_clock(c), ddb_clock_system());
-    ck_assert_int_eq(ddb_client_connections_opened(c), 0); /* no I/O in new */
+    ck_assert_int_eq(ddb__client_connections_opened(c), 0); /* no I/O in new */
     ddb_client_free(c);
 
     const char *bad[] = { "ftp://x", "no-scheme", "http://", "http://h:99999", "http://h:x" };

@@ -276,6 +276,60 @@ START_TEST(test_lease_accessors)
 }
 END_TEST
 
+typedef struct refusal_seen {
+    int n;
+    char name[64];
+} refusal_seen;
+
+static void count_refusal(void *arg, const char *name)
+{
+    refusal_seen *r = arg;
+    r->n++;
+    snprintf(r->name, sizeof r->name, "%s", name);
+}
+
+/* The public refusal watch: a try turned away calls it with the lock's name, a try that
+ * gets the lock does not, an ended watch is not called again, and bad arguments fail. */
+START_TEST(test_watch_refusals)
+{
+    proc *a = cx_proc(NULL);
+    proc *b = cx_proc(NULL);
+    ddb_lease *lease = take(a, "job");
+    refusal_seen seen = {0};
+    ddb_error err;
+    long id = ddb_lock_table_watch_refusals(b->locks, count_refusal, &seen, &err);
+    ck_assert_int_gt(id, 0);
+    ddb_lease *got = NULL;
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &got, NULL, &err), 0);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(seen.n, 1);
+    ck_assert_str_eq(seen.name, "job");
+    /* A try that gets its lock is no refusal. */
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "other", LEASE, &got, NULL, &err), 0);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_int_eq(seen.n, 1);
+    ddb_lease_release(got);
+    /* Another lock table's refusals are not this watch's. */
+    ddb_lease *c_got = NULL;
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &c_got, NULL, &err), 0);
+    ck_assert_int_eq(seen.n, 1);
+    ddb_lease_release(c_got);
+    ddb_lock_table_unwatch_refusals(b->locks, id);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &got, NULL, &err), 0);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(seen.n, 1);
+    ddb_lock_table_unwatch_refusals(b->locks, id); /* unknown now: nothing */
+    ddb_lock_table_unwatch_refusals(NULL, id);
+    ck_assert_int_eq(ddb_lock_table_watch_refusals(b->locks, NULL, &seen, &err), DDB_EINVAL);
+    ck_assert_int_eq(err.code, DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_table_watch_refusals(NULL, count_refusal, &seen, NULL),
+                     DDB_EINVAL);
+    ddb_lease_release(lease);
+    cx_proc_free(b);
+    cx_proc_free(a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("locktable");
@@ -291,6 +345,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_ttl_option_only_writes_attribute);
     tcase_add_test(tc, test_ttl_option_validation);
     tcase_add_test(tc, test_lease_accessors);
+    tcase_add_test(tc, test_watch_refusals);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -72,6 +72,32 @@ START_TEST(fail_and_clear)
 }
 END_TEST
 
+/* The public ddb_error_set: code and message, every other field cleared, the code back. */
+START_TEST(error_set)
+{
+    ddb_error err;
+    memset(&err, 0x5a, sizeof err);
+    ck_assert_int_eq(ddb_error_set(&err, DDB_EWORK, "the job %s failed: %d", "sweep", 3),
+                     DDB_EWORK);
+    ck_assert_int_eq(err.code, DDB_EWORK);
+    ck_assert_str_eq(err.message, "the job sweep failed: 3");
+    ck_assert_str_eq(err.aws_type, "");
+    ck_assert_str_eq(err.request_id, "");
+    ck_assert_int_eq(err.http_status, 0);
+    ck_assert_int_eq(err.retries, 0);
+    /* No message: the code's text. */
+    ck_assert_int_eq(ddb_error_set(&err, DDB_EINVAL, NULL), DDB_EINVAL);
+    ck_assert_str_eq(err.message, ddb_error_string(DDB_EINVAL));
+    ck_assert_int_eq(ddb_error_set(NULL, DDB_ENOMEM, "x"), DDB_ENOMEM);
+    /* A message too long is cut, never overflows. */
+    char big[2000];
+    memset(big, 'y', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ddb_error_set(&err, DDB_EINVAL, "%s", big);
+    ck_assert_uint_eq(strlen(err.message), DDB_ERROR_MESSAGE_MAX - 1);
+}
+END_TEST
+
 START_TEST(aws_types)
 {
     struct { const char *type; int status; int code; } cases[] = {
@@ -114,6 +140,7 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, codes_are_fixed);
     tcase_add_test(tc, names_and_texts);
     tcase_add_test(tc, fail_and_clear);
+    tcase_add_test(tc, error_set);
     tcase_add_test(tc, aws_types);
     suite_add_tcase(s, tc);
     return s;

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "coord_internal.h"
+#include "internal.h" /* the fake clock's wall jumps and scheduler settle */
 
 #define LEASE_MS 30000
 #define MAX_PROCS 6

@@ -1,4 +1,4 @@
-/* coord.h: libddb_coord, leases on named locks with fencing tokens, and leader
+/* coord.h: the lock layer of libddb, leases on named locks with fencing tokens, and leader
  * election, on a DynamoDB table (see docs/coordination.md).
  *
  * The ownership, error and thread rules of ddb.h hold here. A lease's heartbeat runs on
@@ -41,6 +41,21 @@ DDB_API ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_tabl
  * frees it. */
 DDB_API void ddb_lock_table_free(ddb_lock_table *locks);
 DDB_API ddb_table *ddb_lock_table_table(const ddb_lock_table *locks);
+
+/* A refusal: a try on the lock table found lock `name` held by another and was turned
+ * away (a ddb_lock_try_acquire that returns no lease, or a poll of ddb_lock_acquire or
+ * of an election that waits on). fn runs on the thread that tried, before it waits; it
+ * must be quick and must not call into the lock table. For tests and metrics that wait
+ * for a contender to have tried, rather than count its requests. */
+typedef void (*ddb_refusal_fn)(void *arg, const char *name);
+/* Calls fn(arg, name) on each refusal from now on. Returns an id > 0 for
+ * ddb_lock_table_unwatch_refusals, or DDB_EINVAL (no lock table or no fn) or DDB_ENOMEM
+ * with err. Thread: any. */
+DDB_API long ddb_lock_table_watch_refusals(ddb_lock_table *locks, ddb_refusal_fn fn,
+                                           void *arg, ddb_error *err);
+/* Ends the watch `id`: when this returns, its fn is not running and will not run again.
+ * An unknown id does nothing. Thread: any but fn's own (it would wait for itself). */
+DDB_API void ddb_lock_table_unwatch_refusals(ddb_lock_table *locks, long id);
 
 /* Tries once: *out is the lease, or NULL when another holder has the lock. Never waits.
  * Takes over a crashed holder's lock only once this lock table has seen the holder

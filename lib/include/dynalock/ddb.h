@@ -79,6 +79,13 @@ DDB_API const char *ddb_error_string(int code);
 DDB_API const char *ddb_error_name(int code);
 /* Clears err to "no error". Thread: any (err is the caller's). */
 DDB_API void ddb_error_clear(ddb_error *err);
+/* Fills err (if not NULL) as a failure of the caller's own: code (a DDB_E* code), a
+ * printf-style message (NULL: ddb_strerror(code)), and the other fields cleared. Returns
+ * code, so that a function can `return ddb_error_set(err, DDB_EINVAL, "...")`. For code
+ * that reports through a ddb_error, e.g. an election's work function.
+ * Thread: any (err is the caller's). */
+DDB_API int ddb_error_set(ddb_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------------- clock */
 
@@ -264,15 +271,8 @@ DDB_API ddb_clock *ddb_client_clock(ddb_client *c);
 /* The endpoint and region in use. Borrowed. */
 DDB_API const char *ddb_client_endpoint(const ddb_client *c);
 DDB_API const char *ddb_client_region(const ddb_client *c);
-/* Logs through the client's sink (used by the lock layer). */
-DDB_API void ddb_client_log(ddb_client *c, int level, int event_id, const char *category,
-                            const char *message, const ddb_log_field *fields, size_t n);
 /* Borrowed: the telemetry callbacks, or NULL. */
 DDB_API const ddb_telemetry *ddb_client_telemetry(const ddb_client *c);
-/* A new span id, unique within the client. */
-DDB_API uint64_t ddb_client_span_id(ddb_client *c);
-/* Connections opened so far (for tests of keep-alive reuse). */
-DDB_API long ddb_client_connections_opened(ddb_client *c);
 
 /* A raw DynamoDB JSON request: signs, sends with retries, and returns the answer body
  * (caller frees with free()). `operation` is e.g. "GetItem". On an error answer, err

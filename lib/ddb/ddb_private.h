@@ -1,0 +1,65 @@
+/* ddb_private.h: what lib/coord uses of the client beyond the public API, and nothing
+ * more. lib/coord is built into the same shared library as lib/ddb (libddb.so) because
+ * it needs the client's state, not only its functions: it starts asynchronous requests
+ * on the client's scheduler, schedules its renewals and deadlines on that scheduler, and
+ * holds the thread for a fake clock's settle. None of this is exported from the shared
+ * library (the tests and benchmarks reach it through the static build), and none of it
+ * is public API. lib/coord includes this header, never internal.h (which includes this
+ * one). See docs/internals/modules.md. */
+#ifndef DDB_PRIVATE_H
+#define DDB_PRIVATE_H
+
+#include <dynalock/ddb.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- errors (error.c) */
+/* Fills err (if not NULL) with code and a printf-style message; returns code. The other
+ * fields (aws_type, http_status, request_id, retries) are left as they are. */
+int ddb__fail(ddb_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- the clock (clock.c) */
+/* Waits until mono deadline on the clock, or cancel is set. Marks the calling thread as
+ * waiting for ddb_fake_clock_settle. 0 when the deadline passed, DDB_ECANCELED. */
+int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
+/* A library call that makes several requests and waits on the clock between them (an
+ * acquire, an election, a renewal) holds the thread for a fake clock's settle: from
+ * ddb__clock_hold to ddb__clock_unhold the thread counts as busy except while it waits
+ * on the clock for a deadline not yet due, and the end of each request does not mark it
+ * idle (ddb__clock_call_done). Nestable; unhold marks it idle at the outermost level. */
+void ddb__clock_hold(ddb_clock *c);
+void ddb__clock_unhold(ddb_clock *c);
+
+/* ---- logging and telemetry through the client (client.c) */
+/* Whether a record at level would reach the client's log sink. */
+bool ddb__client_log_enabled(ddb_client *c, int level);
+/* Logs through the client's sink (when its level lets the record through). */
+void ddb__client_log(ddb_client *c, int level, int event_id, const char *category,
+                     const char *message, const ddb_log_field *fields, size_t n);
+/* A new span id, unique within the client. */
+uint64_t ddb__client_span_id(ddb_client *c);
+/* Connections the client opened so far (for the tests of keep-alive reuse). */
+long ddb__client_connections_opened(ddb_client *c);
+
+/* ---- asynchronous single-item writes (ops.c), for the leases: the request runs on
+ * the client's scheduler thread with the client's retries, and fn runs there once with
+ * the outcome (res and err borrowed for the call; on DDB_ECONDITION with
+ * return_old_on_condition_fail, res->item is the item as it is). cancel aborts it.
+ * 0 when started (fn then runs exactly once), or an error (fn never runs). Any thread. */
+typedef void (*ddb__item_reply_fn)(void *arg, int rc, ddb_result *res, ddb_error *err);
+int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update,
+                           const ddb_write_options *o, ddb_cancel *cancel,
+                           ddb__item_reply_fn fn, void *arg, ddb_error *err);
+
+/* ---- transactions (tx.c): poisons a transaction with an error, so that its send
+ * fails with it (a fenced write whose lease is gone). */
+void ddb__tx_set_error(ddb_tx *tx, const ddb_error *err);
+
+/* ---- the scheduler of the client's background time: tasks, ddb__sched_at,
+ * ddb__sched_cancel and ddb__client_sched (the leases' heartbeats and deadlines). */
+#include "scheduler.h"
+
+#endif
