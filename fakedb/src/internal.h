@@ -53,21 +53,34 @@ typedef enum fakedb__op {
 const char *fakedb__op_name(int op);
 int fakedb__op_lookup(const char *name); /* -1 when unknown */
 
-/* What an operation answers: a body on success, or an error type and message (and
- * optional extra fields, e.g. Item or CancellationReasons, in body). */
-typedef struct fakedb__reply {
-    int status;
-    const char *type;           /* full __type; NULL on success */
+/* An error as data: DynamoDB's __type and message. The lower layers (values, storage)
+ * fill one; the dispatcher renders it (400, or 500 for InternalServerError). */
+typedef struct fakedb__error {
+    const char *type;           /* full __type; NULL when no error */
     char message[1024];
+} fakedb__error;
+
+/* Sets e and returns -1. */
+int fakedb__fail(fakedb__error *e, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int fakedb__fail_validation(fakedb__error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The HTTP status DynamoDB answers an error with: 500 for InternalServerError, else 400. */
+int fakedb__error_status(const fakedb__error *e);
+
+/* What an operation answers: a body on success, or an error (and optional extra fields,
+ * e.g. Item or CancellationReasons, in body). */
+typedef struct fakedb__reply {
+    fakedb__error err;
     json_object *body;          /* owned */
     bool condition_failure;
     const struct fakedb__fault_hit *unprocessed; /* an unprocessed fault for this batch */
 } fakedb__reply;
 
-/* Sets a 400 error (500 for InternalServerError) and returns -1. */
-int fakedb__fail(fakedb__reply *r, const char *type, const char *fmt, ...)
+/* Sets the reply's error, drops any body built so far and returns -1. */
+int fakedb__reply_fail(fakedb__reply *r, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int fakedb__fail_validation(fakedb__reply *r, const char *fmt, ...)
+int fakedb__reply_fail_validation(fakedb__reply *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* A primary key (or index key) encoded so that memcmp order is DynamoDB's order. */
@@ -196,18 +209,18 @@ const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name
 int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);
 
 /* values.c */
-int fakedb__av_validate(json_object *av, fakedb__reply *r);
-int fakedb__item_validate(json_object *item, fakedb__reply *r);
-int fakedb__values_validate(json_object *values, fakedb__reply *r);
+int fakedb__av_validate(json_object *av, fakedb__error *r);
+int fakedb__item_validate(json_object *item, fakedb__error *r);
+int fakedb__values_validate(json_object *values, fakedb__error *r);
 char fakedb__av_scalar(json_object *av);      /* 'S','N','B' for scalars, 0 otherwise */
 int fakedb__encode_scalar(json_object *av, char type, uint8_t *buf, size_t cap,
                           size_t *len);
 enum { FDB_KEY_PARAM, FDB_KEY_ITEM };
 int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode,
-                     fakedb__key *out, fakedb__reply *r);
+                     fakedb__key *out, fakedb__error *r);
 /* 1 = the item is in the index, 0 = not (sparse), -1 = wrong type (r filled) */
 int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
-                      fakedb__reply *r);
+                      fakedb__error *r);
 json_object *fakedb__key_of(const fakedb__table *t, json_object *item);
 json_object *fakedb__project_index(const fakedb__table *t, const fakedb__index *ix,
                                    json_object *item);
@@ -221,7 +234,7 @@ const char *fakedb__json_str(json_object *o, const char *key);
 /* Parses stored JSON (an item, a table spec) with the request's depth limit: json-c's
  * default of 32 is less than the JSON depth of an item nested 32 levels. */
 json_object *fakedb__json_from_text(const char *text);
-int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__reply *r);
+int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__error *r);
 json_object *fakedb__json_copy(json_object *o);
 /* Copies src into dst (n bytes), truncating. */
 void fakedb__copy_str(char *dst, size_t n, const char *src);

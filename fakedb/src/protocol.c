@@ -50,35 +50,6 @@ int fakedb__op_lookup(const char *name)
     return -1;
 }
 
-__attribute__((format(printf, 3, 0)))
-static int vfail(fakedb__reply *r, const char *type, const char *fmt, va_list ap)
-{
-    r->type = type;
-    r->status = strstr(type, "#InternalServerError") ? 500 : 400;
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
-    json_object_put(r->body);
-    r->body = NULL;
-    return -1;
-}
-
-int fakedb__fail(fakedb__reply *r, const char *type, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, type, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int fakedb__fail_validation(fakedb__reply *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, FDB_E_VALIDATION, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
@@ -148,15 +119,15 @@ void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o)
     rs->content_type = "application/json";
 }
 
-static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
+static void answer_reply(fakedb__http_resp *rs, int status, fakedb__reply *r)
 {
     json_object *o;
-    if (r->type) {
+    if (r->err.type) {
         o = json_object_new_object();
-        json_object_object_add(o, "__type", json_object_new_string(r->type));
+        json_object_object_add(o, "__type", json_object_new_string(r->err.type));
         /* DynamoDB spells the key "Message" in TransactionCanceledException only. */
-        json_object_object_add(o, strstr(r->type, "#TransactionCanceledException") ? "Message" : "message",
-                               json_object_new_string(r->message));
+        json_object_object_add(o, strstr(r->err.type, "#TransactionCanceledException") ? "Message" : "message",
+                               json_object_new_string(r->err.message));
         if (r->body && json_object_is_type(r->body, json_type_object)) {
             json_object_object_foreach(r->body, k, v) json_object_object_add(o, k, json_object_get(v));
         }
@@ -165,7 +136,7 @@ static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
         if (!o)
             o = json_object_new_object();
     }
-    fakedb__resp_json(rs, r->type ? r->status : 200, o);
+    fakedb__resp_json(rs, r->err.type ? status : 200, o);
     rs->content_type = "application/x-amz-json-1.0";
     rs->amz = true;
     json_object_put(o);
@@ -175,9 +146,8 @@ void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, c
 {
     fakedb__reply r;
     memset(&r, 0, sizeof r);
-    fakedb__fail(&r, type, "%s", msg);
-    r.status = status;
-    answer_reply(rs, &r);
+    fakedb__fail(&r.err, type, "%s", msg);
+    answer_reply(rs, status, &r);
 }
 
 /* A SigV4 Authorization header must name the algorithm, Credential, SignedHeaders and
@@ -537,10 +507,10 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         r.unprocessed = &unprocessed;
     k_ops[op].fn(db, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
-    answer_reply(rs, &r);
+    answer_reply(rs, fakedb__error_status(&r.err), &r);
     rs->lose = lose;
     if (db->log_requests) {
-        const char *t = r.type ? strchr(r.type, '#') : NULL;
+        const char *t = r.err.type ? strchr(r.err.type, '#') : NULL;
         fprintf(stderr, "fakedb: %s %s %d %s%s%lldms\n", name, fakedb__json_str(req, "TableName") ? fakedb__json_str(req, "TableName") : "-",
                 rs->status, t ? t + 1 : "", t ? " " : "", (long long)(fakedb__mono_ms() - t0));
     }

@@ -257,7 +257,7 @@ static const char *const k_idx_delete =
 static int indexes_update(fakedb *db, fakedb__table *t, const fakedb__key *k,
                           json_object *old_item, json_object *new_item)
 {
-    fakedb__reply scratch;
+    fakedb__error scratch;
     fakedb__key *ik = malloc(sizeof *ik);
     if (!ik)
         return -1;
@@ -267,11 +267,9 @@ static int indexes_update(fakedb *db, fakedb__table *t, const fakedb__key *k,
         memset(&scratch, 0, sizeof scratch);
         if (old_item && fakedb__index_key(ix, old_item, ik, &scratch) == 1)
             rc = index_row(db, k_idx_delete, t, ix, ik, k);
-        json_object_put(scratch.body);
         memset(&scratch, 0, sizeof scratch);
         if (rc == 0 && new_item && fakedb__index_key(ix, new_item, ik, &scratch) == 1)
             rc = index_row(db, k_idx_insert, t, ix, ik, k);
-        json_object_put(scratch.body);
     }
     free(ik);
     return rc;
@@ -423,11 +421,10 @@ static int each_item(fakedb *db, fakedb__table *t,
 static int fill_one(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
 {
     const fakedb__index *ix = arg;
-    fakedb__reply scratch;
+    fakedb__error scratch;
     fakedb__key ik;
     memset(&scratch, 0, sizeof scratch);
     int in = fakedb__index_key(ix, item, &ik, &scratch);
-    json_object_put(scratch.body);
     return in == 1 ? index_row(db, k_idx_insert, t, ix, &ik, k) : 0;
 }
 
