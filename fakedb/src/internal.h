@@ -41,7 +41,7 @@
 #define FDB_E_INTERNAL FDB_NS_DDB "InternalServerError"
 #define FDB_E_LIMIT FDB_NS_DDB "LimitExceededException"
 
-/* The operations, in the order of the dispatch table (protocol.c). */
+/* The operations, in the order of the dispatch table (ops.c). */
 typedef enum fakedb__op {
     FDB_OP_CREATE_TABLE, FDB_OP_UPDATE_TABLE, FDB_OP_DELETE_TABLE, FDB_OP_DESCRIBE_TABLE,
     FDB_OP_LIST_TABLES, FDB_OP_UPDATE_TTL, FDB_OP_DESCRIBE_TTL, FDB_OP_GET_ITEM,
@@ -244,6 +244,9 @@ double fakedb__read_units(size_t bytes, bool consistent);
 double fakedb__write_units(size_t bytes);
 void fakedb__add_capacity(json_object *req, json_object *resp, const char *table,
                           double units);
+
+/* Runs operation op (0 <= op < FDB_OP_COUNT); db->lock is not held. */
+int fakedb__op_call(int op, fakedb *db, json_object *req, fakedb__reply *r);
 
 /* requests (items_ops.c, query.c, batch.c, txn.c, tables.c): db->lock NOT held */
 int fakedb__op_create_table(fakedb *db, json_object *req, fakedb__reply *r);

@@ -12,44 +12,6 @@
 #include <time.h>
 #include <strings.h>
 
-typedef int (*op_fn)(fakedb *, json_object *, fakedb__reply *);
-
-static const struct {
-    const char *name;
-    op_fn fn;
-} k_ops[FDB_OP_COUNT] = {
-    { "CreateTable", fakedb__op_create_table },
-    { "UpdateTable", fakedb__op_update_table },
-    { "DeleteTable", fakedb__op_delete_table },
-    { "DescribeTable", fakedb__op_describe_table },
-    { "ListTables", fakedb__op_list_tables },
-    { "UpdateTimeToLive", fakedb__op_update_ttl },
-    { "DescribeTimeToLive", fakedb__op_describe_ttl },
-    { "GetItem", fakedb__op_get_item },
-    { "PutItem", fakedb__op_put_item },
-    { "UpdateItem", fakedb__op_update_item },
-    { "DeleteItem", fakedb__op_delete_item },
-    { "Query", fakedb__op_query },
-    { "Scan", fakedb__op_scan },
-    { "BatchGetItem", fakedb__op_batch_get },
-    { "BatchWriteItem", fakedb__op_batch_write },
-    { "TransactWriteItems", fakedb__op_transact_write },
-    { "TransactGetItems", fakedb__op_transact_get },
-};
-
-const char *fakedb__op_name(int op)
-{
-    return op >= 0 && op < FDB_OP_COUNT ? k_ops[op].name : "Unknown";
-}
-
-int fakedb__op_lookup(const char *name)
-{
-    for (int i = 0; i < FDB_OP_COUNT; i++)
-        if (!strcmp(k_ops[i].name, name))
-            return i;
-    return -1;
-}
-
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
@@ -472,7 +434,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         return;
     }
     fakedb__fault_hit hit;
-    const char *name = k_ops[op].name;
+    const char *name = fakedb__op_name(op);
     if (!after_delay && fakedb__fault_match(db, name, req, FAKEDB_FAULT_DELAY, &hit) && hit.delay_ms > 0) {
         rs->delay_ms = hit.delay_ms;
         json_object_put(req);
@@ -505,7 +467,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     if ((!strcmp(name, "BatchWriteItem") || !strcmp(name, "BatchGetItem")) &&
         fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed))
         r.unprocessed = &unprocessed;
-    k_ops[op].fn(db, req, &r);
+    fakedb__op_call(op, db, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);
     rs->lose = lose;
