@@ -198,14 +198,20 @@ int fakedb__token_save(fakedb *db, const char *token, const char *digest,
                        int64_t expires_ms);
 int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item);
 
-/* tables.c (db->lock held unless said) */
+/* schema.c (db->lock held unless said) */
 fakedb__table *fakedb__table_find(fakedb *db, const char *name);
-int fakedb__table_lookup(fakedb *db, json_object *req, fakedb__table **out,
-                         fakedb__reply *r);
 void fakedb__table_free(fakedb__table *t);
 fakedb__table *fakedb__table_from_spec(const char *name, json_object *spec);
 void fakedb__tables_clear(fakedb *db);
 const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name);
+/* A spec's AttributeType of `name` ('S', 'N', 'B'; 0 when not defined), and the
+ * HASH and RANGE names of a KeySchema (NULL when absent). */
+char fakedb__spec_attr_type(json_object *defs, const char *name);
+void fakedb__spec_key_names(json_object *ks, const char **hash, const char **range);
+
+/* tables.c */
+int fakedb__table_lookup(fakedb *db, json_object *req, fakedb__table **out,
+                         fakedb__reply *r);
 int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);
 
 /* values.c */
