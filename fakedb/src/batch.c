@@ -2,7 +2,7 @@
  * 25 puts and deletes). Every request in a batch is validated before any is applied.
  * Entries are left unprocessed only by an `unprocessed` fault: those come back in
  * UnprocessedKeys/UnprocessedItems, untouched, for the client to retry. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <stdlib.h>
@@ -61,7 +61,7 @@ static bool wants_capacity(json_object *req)
     return rcc && strcmp(rcc, "NONE");
 }
 
-int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *ri;
     if (request_items(req, r, &ri))
@@ -118,7 +118,7 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
         double units = 0;
         for (size_t i = 0; rc == 0 && i < n; i++) {
             json_object *item = NULL;
-            if (r->unprocessed && fakedb__fault_covers(r->unprocessed, name, t->pk, json_object_array_get_idx(klist, i))) {
+            if (r->leave_out && r->leave_out(r->leave_out_arg, name, t->pk, json_object_array_get_idx(klist, i))) {
                 json_object_array_add(skipped, json_object_get(json_object_array_get_idx(klist, i)));
                 continue;
             }
@@ -172,7 +172,7 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *ri;
     if (request_items(req, r, &ri))
@@ -220,7 +220,7 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
                 if (w[j].table == w[n].table && same_key(&w[j].key, &w[n].key))
                     rc = fakedb__reply_fail_validation(r, "Provided list of item keys contains duplicates");
             ents[n] = e;
-            skip[n] = r->unprocessed && fakedb__fault_covers(r->unprocessed, name, w[n].table->pk, w[n].key_attrs);
+            skip[n] = r->leave_out && r->leave_out(r->leave_out_arg, name, w[n].table->pk, w[n].key_attrs);
             n++;
         }
         if (rc)

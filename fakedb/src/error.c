@@ -1,8 +1,9 @@
 /* error.c: errors as data. Every layer below the dispatcher reports a failure as a
  * fakedb__error (DynamoDB's __type and message) and returns -1; only protocol.c turns
  * one into an HTTP answer. */
-#include "internal.h"
+#include "values.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* items_ops.c: GetItem, PutItem, UpdateItem and DeleteItem, and the prepared write that
  * BatchWriteItem and TransactWriteItems reuse: parse and validate a write, evaluate its
  * condition against the stored item, compute the new item, then apply it. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <stdio.h>
@@ -103,7 +103,7 @@ static int enum_param(json_object *req, const char *param, const char *const *al
 
 static const char *const k_rv_fail[] = { "NONE", "ALL_OLD", NULL };
 
-int fakedb__write_prepare(fakedb *db, fakedb__wkind kind, json_object *req, fakedb__write *w,
+int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__write *w,
                           fakedb__reply *r)
 {
     memset(w, 0, sizeof *w);
@@ -155,7 +155,7 @@ int fakedb__write_prepare(fakedb *db, fakedb__wkind kind, json_object *req, fake
     return 0;
 }
 
-int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
+int fakedb__write_eval(fakedb__store *db, fakedb__write *w, fakedb__reply *r)
 {
     char err[FAKEDB_EXPR_ERR_MAX];
     if (fakedb__item_get(db, w->table, &w->key, &w->old_item))
@@ -204,7 +204,7 @@ int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__write_apply(fakedb *db, fakedb__write *w)
+int fakedb__write_apply(fakedb__store *db, fakedb__write *w)
 {
     switch (w->kind) {
     case FDB_W_PUT:
@@ -253,7 +253,7 @@ static json_object *pick(json_object *item, const char *const *names)
 static const char *const k_rv_put[] = { "ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL };
 
 /* One single-item write request, start to end. */
-static int single_write(fakedb *db, fakedb__wkind kind, json_object *req, fakedb__reply *r)
+static int single_write(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__reply *r)
 {
     const char *rv;
     if (enum_param(req, "ReturnValues", k_rv_put, "NONE", &rv, r))
@@ -295,17 +295,17 @@ static int single_write(fakedb *db, fakedb__wkind kind, json_object *req, fakedb
     return rc;
 }
 
-int fakedb__op_put_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_put_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return single_write(db, FDB_W_PUT, req, r);
 }
 
-int fakedb__op_update_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_update_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return single_write(db, FDB_W_UPDATE, req, r);
 }
 
-int fakedb__op_delete_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_delete_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return single_write(db, FDB_W_DELETE, req, r);
 }
@@ -342,7 +342,7 @@ json_object *fakedb__apply_projection(struct fakedb__expr *proj, json_object *at
     return json_object_get(item);
 }
 
-int fakedb__op_get_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_get_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *cr = fakedb__json_get(req, "ConsistentRead");
     if (cr && !json_object_is_type(cr, json_type_boolean))

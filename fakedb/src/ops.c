@@ -1,12 +1,10 @@
-/* ops.c: the operations by name (the dispatch table) and what each answers, a
- * fakedb__reply: a body, or an error with optional extra fields. An error drops the
- * body built so far; extra fields are added after. */
-#include "internal.h"
+/* ops.c: the operations by name: the dispatch table the dispatcher calls through, the
+ * top of the operations layer (nothing in the layer calls back into it). */
+#include "ops.h"
 
-#include <stdio.h>
 #include <string.h>
 
-typedef int (*op_fn)(fakedb *, json_object *, fakedb__reply *);
+typedef int (*op_fn)(fakedb__store *, json_object *, fakedb__reply *);
 
 static const struct {
     const char *name;
@@ -44,35 +42,7 @@ int fakedb__op_lookup(const char *name)
     return -1;
 }
 
-int fakedb__op_call(int op, fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return k_ops[op].fn(db, req, r);
-}
-
-__attribute__((format(printf, 3, 0)))
-static int vfail(fakedb__reply *r, const char *type, const char *fmt, va_list ap)
-{
-    r->err.type = type;
-    vsnprintf(r->err.message, sizeof r->err.message, fmt, ap);
-    json_object_put(r->body);
-    r->body = NULL;
-    return -1;
-}
-
-int fakedb__reply_fail(fakedb__reply *r, const char *type, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, type, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int fakedb__reply_fail_validation(fakedb__reply *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, FDB_E_VALIDATION, fmt, ap);
-    va_end(ap);
-    return -1;
 }

@@ -3,7 +3,7 @@
  * operation and writes the answer: the body, x-amzn-RequestId, x-amz-crc32, and errors
  * as {"__type": ..., "message": ...} ("Message" in TransactionCanceledException, as
  * DynamoDB writes it) with DynamoDB's status. */
-#include "internal.h"
+#include "protocol.h"
 
 #include <sigv4.h>
 #include <stdio.h>
@@ -187,7 +187,7 @@ static int check_signing_time(fakedb *db, fakedb__http_req *rq, fakedb__http_res
     int64_t signed_ms = amz_date_ms(d);
     if (signed_ms < 0)
         return 0; /* a Date header alone: the signature's own check covers it */
-    int64_t now = fakedb__now_ms(db), window = 5 * 60 * 1000;
+    int64_t now = fakedb__now_ms(&db->clock), window = 5 * 60 * 1000;
     char sd[17], lo[17], hi[17], nd[17], msg[200];
     amz_date(signed_ms, sd);
     amz_date(now, nd);
@@ -465,9 +465,11 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
     fakedb__fault_hit unprocessed;
     if ((!strcmp(name, "BatchWriteItem") || !strcmp(name, "BatchGetItem")) &&
-        fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed))
-        r.unprocessed = &unprocessed;
-    fakedb__op_call(op, db, req, &r);
+        fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed)) {
+        r.leave_out = fakedb__fault_covers;
+        r.leave_out_arg = &unprocessed;
+    }
+    fakedb__op_call(op, &db->store, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);
     rs->lose = lose;

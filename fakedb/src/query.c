@@ -2,7 +2,7 @@
  * ranges over the encoded keys, pages of at most 1 MB or Limit items with
  * LastEvaluatedKey, ScanIndexForward, parallel scan segments, filters, projections and
  * Select=COUNT. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <stdio.h>
@@ -205,7 +205,7 @@ static json_object *last_key(const qstate *q, json_object *item)
     return k;
 }
 
-static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
+static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     char sql[1024];
     char err[FAKEDB_EXPR_ERR_MAX];
@@ -334,7 +334,7 @@ static int gsi_unprojected(const qstate *q, const char *iname, fakedb__reply *r)
     return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Global secondary index %s does not project [%s]", iname, missing);
 }
 
-static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
+static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     for (size_t i = 0; k_legacy_read[i]; i++)
         if (fakedb__json_get(req, k_legacy_read[i]))
@@ -421,7 +421,7 @@ static void qstate_clear(qstate *q)
     free(q->start_ix);
 }
 
-static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply *r)
+static int query_or_scan(fakedb__store *db, json_object *req, bool scan, fakedb__reply *r)
 {
     qstate q;
     memset(&q, 0, sizeof q);
@@ -456,12 +456,12 @@ static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply 
     return rc;
 }
 
-int fakedb__op_query(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_query(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return query_or_scan(db, req, false, r);
 }
 
-int fakedb__op_scan(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_scan(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return query_or_scan(db, req, true, r);
 }

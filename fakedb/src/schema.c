@@ -1,7 +1,7 @@
 /* schema.c: the in-memory view of each table, built from its CreateTable spec: key
  * schema, indexes and their projections, which every item operation consults. The
  * list of tables lives in db->tables (db->lock held). */
-#include "internal.h"
+#include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ void fakedb__table_free(fakedb__table *t)
     free(t);
 }
 
-void fakedb__tables_clear(fakedb *db)
+void fakedb__tables_clear(fakedb__store *db)
 {
     fakedb__table *t = db->tables, *n;
     for (; t; t = n) {
@@ -41,7 +41,7 @@ void fakedb__tables_clear(fakedb *db)
     db->tables = NULL;
 }
 
-fakedb__table *fakedb__table_find(fakedb *db, const char *name)
+fakedb__table *fakedb__table_find(fakedb__store *db, const char *name)
 {
     for (fakedb__table *t = db->tables; t; t = t->next)
         if (!strcmp(t->name, name))

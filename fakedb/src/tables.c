@@ -1,7 +1,7 @@
 /* tables.c: the table operations (CreateTable, UpdateTable, DeleteTable, DescribeTable,
  * ListTables, the time-to-live pair): they check a table's spec the way DynamoDB does
  * and keep it through schema.c and store.c. */
-#include "internal.h"
+#include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__table_lookup(fakedb *db, json_object *req, fakedb__table **out, fakedb__reply *r)
+int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **out, fakedb__reply *r)
 {
     json_object *v = fakedb__json_get(req, "TableName");
     if (!v)
@@ -286,7 +286,7 @@ static json_object *throughput_json(json_object *pt)
     return o;
 }
 
-static int64_t index_count(fakedb *db, fakedb__table *t, const char *iname)
+static int64_t index_count(fakedb__store *db, fakedb__table *t, const char *iname)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT count(*) FROM fdb_index WHERE tid = ?1 AND iname = ?2");
     int64_t n = 0;
@@ -300,7 +300,7 @@ static int64_t index_count(fakedb *db, fakedb__table *t, const char *iname)
     return n;
 }
 
-static json_object *describe(fakedb *db, fakedb__table *t, const char *status)
+static json_object *describe(fakedb__store *db, fakedb__table *t, const char *status)
 {
     json_object *d = json_object_new_object();
     json_object *spec = t->spec;
@@ -417,7 +417,7 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
     return spec;
 }
 
-static int create_locked(fakedb *db, const char *name, json_object *spec, fakedb__reply *r,
+static int create_locked(fakedb__store *db, const char *name, json_object *spec, fakedb__reply *r,
                          fakedb__table **out)
 {
     if (fakedb__table_find(db, name))
@@ -426,7 +426,7 @@ static int create_locked(fakedb *db, const char *name, json_object *spec, fakedb
     if (!t)
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     t->id = db->next_table_id++;
-    t->created_ms = fakedb__now_ms(db);
+    t->created_ms = fakedb__now_ms(db->clock);
     if (fakedb__tx_begin(db) || fakedb__table_save(db, t) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
         fakedb__table_free(t);
@@ -438,7 +438,7 @@ static int create_locked(fakedb *db, const char *name, json_object *spec, fakedb
     return 0;
 }
 
-int fakedb__op_create_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_create_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     const char *name = fakedb__json_str(req, "TableName");
     if (!name)
@@ -460,48 +460,7 @@ int fakedb__op_create_table(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb_create_table(fakedb *db, const char *name, const char *pk, const char *sk,
-                        fakedb_error *err)
-{
-    fakedb__reply r;
-    memset(&r, 0, sizeof r);
-    if (!db || !name || !pk) {
-        if (err) {
-            err->code = FAKEDB_EINVAL;
-            snprintf(err->message, sizeof err->message, "a table name and a partition key are required");
-        }
-        return FAKEDB_EINVAL;
-    }
-    json_object *req = json_object_new_object();
-    json_object *defs = json_object_new_array(), *ks = json_object_new_array();
-    const char *names[2] = { pk, sk };
-    for (int i = 0; i < 2 && names[i]; i++) {
-        json_object *d = json_object_new_object(), *k = json_object_new_object();
-        json_object_object_add(d, "AttributeName", json_object_new_string(names[i]));
-        json_object_object_add(d, "AttributeType", json_object_new_string("S"));
-        json_object_object_add(k, "AttributeName", json_object_new_string(names[i]));
-        json_object_object_add(k, "KeyType", json_object_new_string(i ? "RANGE" : "HASH"));
-        json_object_array_add(defs, d);
-        json_object_array_add(ks, k);
-    }
-    json_object_object_add(req, "TableName", json_object_new_string(name));
-    json_object_object_add(req, "AttributeDefinitions", defs);
-    json_object_object_add(req, "KeySchema", ks);
-    json_object_object_add(req, "BillingMode", json_object_new_string("PAY_PER_REQUEST"));
-    int rc = fakedb__op_create_table(db, req, &r);
-    json_object_put(req);
-    json_object_put(r.body);
-    if (rc == 0)
-        return 0;
-    int code = r.err.type && !strcmp(r.err.type, FDB_E_IN_USE) ? FAKEDB_EINUSE : FAKEDB_EINVAL;
-    if (err) {
-        err->code = code;
-        fakedb__copy_str(err->message, sizeof err->message, r.err.message);
-    }
-    return code;
-}
-
-int fakedb__op_describe_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_describe_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
@@ -516,7 +475,7 @@ int fakedb__op_describe_table(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb__op_delete_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
@@ -549,7 +508,7 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int fakedb__op_list_tables(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_list_tables(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     int64_t limit = 100;
     if (fakedb__json_int_param(req, "Limit", &limit, &r->err))
@@ -641,7 +600,7 @@ static void prune_definitions(json_object *spec)
     json_object_put(used);
 }
 
-static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb__reply *r)
+static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, fakedb__reply *r)
 {
     json_object *spec = fakedb__json_copy(t->spec);
     const char *billing = fakedb__json_str(req, "BillingMode");
@@ -762,7 +721,7 @@ out:
     return rc;
 }
 
-int fakedb__op_update_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_update_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
@@ -775,7 +734,7 @@ int fakedb__op_update_table(fakedb *db, json_object *req, fakedb__reply *r)
 
 /* ---- time to live ---- */
 
-int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_update_ttl(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *spec = fakedb__json_get(req, "TimeToLiveSpecification");
     if (!spec)
@@ -831,7 +790,7 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb__op_describe_ttl(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_describe_ttl(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);

@@ -3,7 +3,7 @@
  * it is applied all or nothing in one sqlite transaction; a failed condition cancels it
  * with the reasons in request order. ClientRequestToken makes a write idempotent for ten
  * minutes of the server's clock. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <openssl/evp.h>
@@ -92,13 +92,13 @@ static void cancel(fakedb__reply *r, fakedb__write *w, size_t n, const int *outc
 static const char *const k_kinds[] = { "Put", "Update", "Delete", "ConditionCheck" };
 static const fakedb__wkind k_wkinds[] = { FDB_W_PUT, FDB_W_UPDATE, FDB_W_DELETE, FDB_W_CHECK };
 
-static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fakedb__write *w,
+static int tx_write_locked(fakedb__store *db, json_object *req, json_object *list, fakedb__write *w,
                            size_t *prepared, fakedb__reply *r)
 {
     size_t n = json_object_array_length(list);
     const char *token = fakedb__json_str(req, "ClientRequestToken");
     char digest[65] = "", seen[80];
-    int64_t now = fakedb__now_ms(db);
+    int64_t now = fakedb__now_ms(db->clock);
     if (token) {
         size_t tl = strlen(token);
         if (tl < 1 || tl > 36)
@@ -236,7 +236,7 @@ static void tx_capacity(json_object *req, json_object *body, fakedb__write *w, s
     json_object_object_add(body, "ConsumedCapacity", caps);
 }
 
-int fakedb__op_transact_write(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_transact_write(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *list;
     if (tx_items(req, r, &list))
@@ -256,7 +256,7 @@ int fakedb__op_transact_write(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb__op_transact_get(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_transact_get(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *list;
     if (tx_items(req, r, &list))

@@ -1,8 +1,7 @@
 /* values.c: AttributeValues as DynamoDB checks them (one type, numbers normalised, sets
  * non-empty and without duplicates, nesting depth), and keys encoded into byte strings
  * whose memcmp order is DynamoDB's key order (S and B by bytes, N numerically). */
-#include "internal.h"
-#include "expr.h"
+#include "values.h"
 
 #include <decimal.h>
 #include <errno.h>
