@@ -3,20 +3,23 @@
 # of SRC belongs to one layer; a file may include only the headers of its own layer or
 # of the layers below, and may not name a function, type or macro that first appears
 # in a header of a layer above it (which would be a call upward by a hand-written
-# declaration). A file that no layer lists fails too: a new file must choose its layer.
+# declaration). Inside a layer a .c file may call only the .c files listed after it, so
+# that no circle of calls runs between files. A file that no layer lists fails too: a
+# new file must choose its layer.
 # Exits 0 when the layering holds, 1 with one line per violation otherwise.
 set -u
 src=${1:-$(dirname "$0")/../../fakedb/src}
 cd "$src" || exit 2
 
-# layer number: its files, headers first (the layers are described in the internals page)
+# layer number: its headers, then its .c files in call order (each calls only those
+# after it); the layers are described in docs/internals/fakedb.md
 layers='
 1: values.h values.c error.c
-2: expr.h expr_internal.h expr_lex.c expr_parse.c expr_eval.c expr_update.c
-3: store.h clock.c schema.c store.c ttl.c
-4: ops.h reply.c tables.c items_ops.c query.c batch.c txn.c ops.c
-5: protocol.h faults.c protocol.c
-6: server.h admin.c server.c
+2: expr.h expr_internal.h expr_update.c expr_parse.c expr_eval.c expr_lex.c
+3: store.h ttl.c store.c schema.c clock.c
+4: ops.h ops.c batch.c txn.c query.c items_ops.c tables.c reply.c
+5: protocol.h protocol.c faults.c
+6: server.h server.c admin.c
 '
 
 layer_of() {        # no process per lookup: the machine running this may be busy
@@ -75,5 +78,25 @@ for n in 1 2 3 4 5 6; do
         done < "$tmp/up"
     fi
     below="$below $(printf '%s\n' "$layers" | awk -v n="$n:" '$1 == n { for (i = 2; i <= NF; i++) print $i }' | tr '\n' ' ')"
+done
+
+# Inside a layer: the functions each .c file defines (a name at the start of a line,
+# followed by "("), and no use of them in a file listed after it. The files are taken
+# last first, so that `after` holds those listed after the one being looked at.
+for n in 1 2 3 4 5 6; do
+    cs=$(printf '%s\n' "$layers" | awk -v n="$n:" '$1 == n { for (i = 2; i <= NF; i++) if ($i ~ /\.c$/) print $i }' | sed -n '1!G;h;$p')
+    after=
+    for c in $cs; do
+        grep -oE '^[a-z].*\b(fakedb__[a-z0-9_]+)\(' "$c" | grep -oE 'fakedb__[a-z0-9_]+\($' |
+            tr -d '(' | sort -u > "$tmp/defs"
+        if [ -n "$after" ] && [ -s "$tmp/defs" ]; then
+            # shellcheck disable=SC2086
+            grep -HowFf "$tmp/defs" $after | sort -u > "$tmp/up"
+            while IFS=: read -r f name; do
+                echo "$f calls $name of $c, which is listed before it in layer $n"; bad=1
+            done < "$tmp/up"
+        fi
+        after="$after $c"
+    done
 done
 exit $bad
