@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "protocol.h"
 #include "sigv4.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

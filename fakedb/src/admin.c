@@ -1,7 +1,7 @@
 /* admin.c: the control endpoints under /fake/ (JSON in, JSON out): health, the clock
  * (read, advance, set, and a long poll until it reaches a time), faults, reset and
  * statistics. DynamoDB's API never uses these paths. */
-#include "internal.h"
+#include "server.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +23,10 @@ static void reply_error(fakedb__http_resp *rs, int status, const char *msg)
 static json_object *clock_json(fakedb *db)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "now_ms", json_object_new_int64(fakedb__now_ms(db)));
-    pthread_mutex_lock(&db->clock_lock);
-    bool fake = db->fake_clock;
-    pthread_mutex_unlock(&db->clock_lock);
+    json_object_object_add(o, "now_ms", json_object_new_int64(fakedb__now_ms(&db->clock)));
+    pthread_mutex_lock(&db->clock.lock);
+    bool fake = db->clock.fake;
+    pthread_mutex_unlock(&db->clock.lock);
     json_object_object_add(o, "fake", json_object_new_boolean(fake));
     return o;
 }
@@ -167,7 +167,7 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
             reply_error(rs, 400, "timeout_ms must be a non-negative integer");
             return 0;
         }
-        if (fakedb__now_ms(db) >= until || timeout == 0) {
+        if (fakedb__now_ms(&db->clock) >= until || timeout == 0) {
             fakedb__admin_wait_answer(db, until, rs);
             return 0;
         }

@@ -2,7 +2,7 @@
  * 25 puts and deletes). Every request in a batch is validated before any is applied.
  * Entries are left unprocessed only by an `unprocessed` fault: those come back in
  * UnprocessedKeys/UnprocessedItems, untouched, for the client to retry. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <stdlib.h>
@@ -21,11 +21,11 @@ static int request_items(json_object *req, fakedb__reply *r, json_object **out)
 {
     *out = fakedb__json_get(req, "RequestItems");
     if (!*out)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(*out, json_type_object))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     if (json_object_object_length(*out) == 0)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
     return 0;
 }
 
@@ -61,7 +61,7 @@ static bool wants_capacity(json_object *req)
     return rcc && strcmp(rcc, "NONE");
 }
 
-int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *ri;
     if (request_items(req, r, &ri))
@@ -71,15 +71,15 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
         (void)tn;
         json_object *keys = fakedb__json_get(spec, "Keys");
         if (keys && !json_object_is_type(keys, json_type_array))
-            return fakedb__fail(r, FDB_E_SERIALIZATION, json_object_is_type(keys, json_type_object)
+            return fakedb__reply_fail(r, FDB_E_SERIALIZATION, json_object_is_type(keys, json_type_object)
                                                             ? "Start of structure or map found where not expected."
                                                             : "Unexpected value type in payload");
         if (!keys || json_object_array_length(keys) == 0)
-            return fakedb__fail_validation(r, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must not be null", tn);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must not be null", tn);
         total += json_object_array_length(keys);
     }
     if (total > MAX_BATCH_GET)
-        return fakedb__fail_validation(r, "Too many items requested for the BatchGetItem call");
+        return fakedb__reply_fail_validation(r, "Too many items requested for the BatchGetItem call");
     json_object *responses = json_object_new_object();
     json_object *caps = json_object_new_array();
     json_object *unprocessed = json_object_new_object();
@@ -88,7 +88,7 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
     if (!keys) {
         json_object_put(responses);
         json_object_put(caps);
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     pthread_mutex_lock(&db->lock);
     json_object_object_foreach(ri, name, tspec) {
@@ -107,23 +107,23 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
                  fakedb__expr_unused(ctx, r) ? -1 : 0;
         for (size_t i = 0; rc == 0 && i < n; i++) {
             json_object *k = json_object_array_get_idx(klist, i);
-            if (fakedb__item_validate(k, r) || fakedb__key_make(t, k, FDB_KEY_PARAM, &keys[i], r))
+            if (fakedb__item_validate(k, &r->err) || fakedb__key_make(t, k, FDB_KEY_PARAM, &keys[i], &r->err))
                 rc = -1;
             for (size_t j = 0; rc == 0 && j < i; j++)
                 if (same_key(&keys[i], &keys[j]))
-                    rc = fakedb__fail_validation(r, "Provided list of item keys contains duplicates");
+                    rc = fakedb__reply_fail_validation(r, "Provided list of item keys contains duplicates");
         }
         json_object *items = json_object_new_array();
         json_object *skipped = json_object_new_array();
         double units = 0;
         for (size_t i = 0; rc == 0 && i < n; i++) {
             json_object *item = NULL;
-            if (r->unprocessed && fakedb__fault_covers(r->unprocessed, name, t->pk, json_object_array_get_idx(klist, i))) {
+            if (r->leave_out && r->leave_out(r->leave_out_arg, name, t->pk, json_object_array_get_idx(klist, i))) {
                 json_object_array_add(skipped, json_object_get(json_object_array_get_idx(klist, i)));
                 continue;
             }
             if (fakedb__item_get(db, t, &keys[i], &item)) {
-                rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+                rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
                 break;
             }
             units += fakedb__read_units(fakedb__item_size(item), consistent);
@@ -172,7 +172,7 @@ int fakedb__op_batch_get(fakedb *db, json_object *req, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *ri;
     if (request_items(req, r, &ri))
@@ -180,11 +180,11 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
     size_t total = 0;
     json_object_object_foreach(ri, tn, list) {
         if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
-            return fakedb__fail_validation(r, "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]", tn);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]", tn);
         total += json_object_array_length(list);
     }
     if (total > MAX_BATCH_WRITE)
-        return fakedb__fail_validation(r, "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]");
     fakedb__write *w = calloc(total, sizeof *w);
     json_object **reqs = calloc(total, sizeof *reqs);
     json_object **ents = calloc(total, sizeof *ents); /* borrowed from req */
@@ -196,7 +196,7 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
         free(reqs);
         free(ents);
         free(skip);
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     pthread_mutex_lock(&db->lock);
     json_object_object_foreach(ri, name, entries) {
@@ -204,23 +204,23 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
             json_object *e = json_object_array_get_idx(entries, i);
             json_object *put = fakedb__json_get(e, "PutRequest"), *del = fakedb__json_get(e, "DeleteRequest");
             if ((put != NULL) == (del != NULL) || json_object_object_length(e) != 1) {
-                rc = fakedb__fail_validation(r, "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+                rc = fakedb__reply_fail_validation(r, "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
                 break;
             }
             reqs[n] = table_req(name, put ? put : del);
             if (fakedb__write_prepare(db, put ? FDB_W_PUT : FDB_W_DELETE, reqs[n], &w[n], r)) {
-                if (put && r->type && !strcmp(r->type, FDB_E_VALIDATION) &&
-                    (strstr(r->message, "Type mismatch for key") || strstr(r->message, "Missing the key")))
-                    fakedb__fail_validation(r, "The provided key element does not match the schema");
+                if (put && r->err.type && !strcmp(r->err.type, FDB_E_VALIDATION) &&
+                    (strstr(r->err.message, "Type mismatch for key") || strstr(r->err.message, "Missing the key")))
+                    fakedb__reply_fail_validation(r, "The provided key element does not match the schema");
                 n++;
                 rc = -1;
                 break;
             }
             for (size_t j = 0; j < n; j++)
                 if (w[j].table == w[n].table && same_key(&w[j].key, &w[n].key))
-                    rc = fakedb__fail_validation(r, "Provided list of item keys contains duplicates");
+                    rc = fakedb__reply_fail_validation(r, "Provided list of item keys contains duplicates");
             ents[n] = e;
-            skip[n] = r->unprocessed && fakedb__fault_covers(r->unprocessed, name, w[n].table->pk, w[n].key_attrs);
+            skip[n] = r->leave_out && r->leave_out(r->leave_out_arg, name, w[n].table->pk, w[n].key_attrs);
             n++;
         }
         if (rc)
@@ -228,18 +228,18 @@ int fakedb__op_batch_write(fakedb *db, json_object *req, fakedb__reply *r)
     }
     if (rc == 0) {
         if (fakedb__tx_begin(db))
-            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         for (size_t i = 0; rc == 0 && i < n; i++) {
             if (skip[i])
                 continue;
             int e = fakedb__write_eval(db, &w[i], r);
             if (e == 0 && fakedb__write_apply(db, &w[i]))
-                e = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+                e = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
             if (e)
                 rc = -1;
         }
         if (rc == 0 && fakedb__tx_commit(db))
-            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         if (rc)
             fakedb__tx_rollback(db);
     }

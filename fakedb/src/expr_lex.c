@@ -1,10 +1,23 @@
 /* expr_lex.c: splits DynamoDB expression text into tokens and knows DynamoDB's reserved
- * words, which may not appear as bare attribute names (they need a #name). */
+ * words, which may not appear as bare attribute names (they need a #name). Also the
+ * error formatter every expression file uses (the bottom of the expression files). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "expr_internal.h"
+
+void fakedb__expr_errf(char err[FAKEDB_EXPR_ERR_MAX], const char *fmt, ...)
+{
+    if (err == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, FAKEDB_EXPR_ERR_MAX, fmt, ap);
+    va_end(ap);
+}
 
 /* DynamoDB's reserved words (case-insensitive), sorted for binary search. */
 static const char *const reserved_words[] = {

@@ -10,16 +10,6 @@
 #include "decimal.h"
 #include "expr_internal.h"
 
-void fakedb__expr_errf(char err[FAKEDB_EXPR_ERR_MAX], const char *fmt, ...)
-{
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, FAKEDB_EXPR_ERR_MAX, fmt, ap);
-    va_end(ap);
-}
-
 static const char *kind_label(fakedb__expr_kind kind)
 {
     switch (kind) {

@@ -1,7 +1,7 @@
 /* faults.c: fault injection (errors, delays, lost responses) matched by operation, table
  * and partition key value, each firing `count` times or until removed; and the request
  * counters per operation. */
-#include "internal.h"
+#include "protocol.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,12 +110,12 @@ static void match_entry(match_ctx *m, const char *table, json_object *body)
         return;
     }
     const char *pk = NULL;
-    pthread_mutex_lock(&m->db->lock);
-    fakedb__table *t = fakedb__table_find(m->db, table);
+    pthread_mutex_lock(&m->db->store.lock);
+    fakedb__table *t = fakedb__table_find(&m->db->store, table);
     char name[256] = "";
     if (t)
         snprintf(name, sizeof name, "%s", t->pk);
-    pthread_mutex_unlock(&m->db->lock);
+    pthread_mutex_unlock(&m->db->store.lock);
     pk = name[0] ? name : NULL;
     json_object *k = fakedb__json_get(body, "Key");
     json_object *it = fakedb__json_get(body, "Item");
@@ -126,8 +126,9 @@ static void match_entry(match_ctx *m, const char *table, json_object *body)
         m->hit = key_matches(json_object_array_get_idx(keys, i), pk, m->key);
 }
 
-bool fakedb__fault_covers(const fakedb__fault_hit *h, const char *table, const char *pk, json_object *attrs)
+bool fakedb__fault_covers(const void *arg, const char *table, const char *pk, json_object *attrs)
 {
+    const fakedb__fault_hit *h = arg;
     if (h->table[0] && strcmp(h->table, table))
         return false;
     return !h->key[0] || key_matches(attrs, pk, h->key);

@@ -1,7 +1,7 @@
 /* items_ops.c: GetItem, PutItem, UpdateItem and DeleteItem, and the prepared write that
  * BatchWriteItem and TransactWriteItems reuse: parse and validate a write, evaluate its
  * condition against the stored item, compute the new item, then apply it. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <stdio.h>
@@ -12,7 +12,7 @@ static const char *const k_legacy_write[] = { "Expected", "AttributeUpdates", "C
 
 static int expr_fail(fakedb__reply *r, const char *msg)
 {
-    return fakedb__fail_validation(r, "%s", msg);
+    return fakedb__reply_fail_validation(r, "%s", msg);
 }
 
 /* Creates the expression context of a request (names and values validated), or leaves
@@ -25,15 +25,15 @@ static int make_ctx(json_object *req, bool has_expr, struct fakedb__expr_ctx **c
     *ctx = NULL;
     if (!has_expr) {
         if (names)
-            return fakedb__fail_validation(r, "ExpressionAttributeNames can only be specified when using expressions");
+            return fakedb__reply_fail_validation(r, "ExpressionAttributeNames can only be specified when using expressions");
         if (values)
-            return fakedb__fail_validation(r, "ExpressionAttributeValues can only be specified when using expressions");
+            return fakedb__reply_fail_validation(r, "ExpressionAttributeValues can only be specified when using expressions");
         return 0;
     }
     if ((names && !json_object_is_type(names, json_type_object)) ||
         (values && !json_object_is_type(values, json_type_object)))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
-    if (fakedb__values_validate(values, r))
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    if (fakedb__values_validate(values, &r->err))
         return -1;
     *ctx = fakedb__expr_ctx_new(names, values, err);
     if (!*ctx)
@@ -50,10 +50,10 @@ static int parse_expr(struct fakedb__expr_ctx *ctx, json_object *req, const char
     if (!v)
         return 0;
     if (!json_object_is_type(v, json_type_string))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     const char *text = json_object_get_string(v);
     if (text[0] == 0)
-        return fakedb__fail_validation(r, "Invalid %s: The expression can not be empty;", param);
+        return fakedb__reply_fail_validation(r, "Invalid %s: The expression can not be empty;", param);
     *out = fakedb__expr_parse(ctx, kind, text, err);
     return *out ? 0 : expr_fail(r, err);
 }
@@ -70,7 +70,7 @@ static int check_legacy(json_object *req, const char *const *legacy, fakedb__rep
 {
     for (size_t i = 0; legacy[i]; i++)
         if (fakedb__json_get(req, legacy[i]))
-            return fakedb__fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", legacy[i]);
+            return fakedb__reply_fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", legacy[i]);
     return 0;
 }
 
@@ -83,7 +83,7 @@ static int enum_param(json_object *req, const char *param, const char *const *al
     if (!v)
         return 0;
     if (!json_object_is_type(v, json_type_string))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     const char *s = json_object_get_string(v);
     for (size_t i = 0; allowed[i]; i++)
         if (!strcmp(s, allowed[i])) {
@@ -98,12 +98,12 @@ static int enum_param(json_object *req, const char *param, const char *const *al
         strncat(set, i ? ", " : "", sizeof set - strlen(set) - 1);
         strncat(set, allowed[i], sizeof set - strlen(set) - 1);
     }
-    return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [%s]", s, lower, set);
+    return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [%s]", s, lower, set);
 }
 
 static const char *const k_rv_fail[] = { "NONE", "ALL_OLD", NULL };
 
-int fakedb__write_prepare(fakedb *db, fakedb__wkind kind, json_object *req, fakedb__write *w,
+int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__write *w,
                           fakedb__reply *r)
 {
     memset(w, 0, sizeof *w);
@@ -118,29 +118,29 @@ int fakedb__write_prepare(fakedb *db, fakedb__wkind kind, json_object *req, fake
     if (kind == FDB_W_PUT) {
         w->item = fakedb__json_get(req, "Item");
         if (!w->item)
-            return fakedb__fail_validation(r, "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null");
-        if (fakedb__item_validate(w->item, r) || fakedb__key_make(w->table, w->item, FDB_KEY_ITEM, &w->key, r))
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null");
+        if (fakedb__item_validate(w->item, &r->err) || fakedb__key_make(w->table, w->item, FDB_KEY_ITEM, &w->key, &r->err))
             return -1;
         if (fakedb__item_size(w->item) > FDB_MAX_ITEM_BYTES)
-            return fakedb__fail_validation(r, "Item size has exceeded the maximum allowed size");
+            return fakedb__reply_fail_validation(r, "Item size has exceeded the maximum allowed size");
         for (size_t i = 0; i < w->table->n_idx; i++) {
             fakedb__key ik;
-            if (fakedb__index_key(&w->table->idx[i], w->item, &ik, r) < 0)
+            if (fakedb__index_key(&w->table->idx[i], w->item, &ik, &r->err) < 0)
                 return -1;
         }
         w->key_attrs = w->item;
     } else {
         w->key_attrs = fakedb__json_get(req, "Key");
         if (!w->key_attrs)
-            return fakedb__fail_validation(r, "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
-        if (fakedb__item_validate(w->key_attrs, r) ||
-            fakedb__key_make(w->table, w->key_attrs, FDB_KEY_PARAM, &w->key, r))
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
+        if (fakedb__item_validate(w->key_attrs, &r->err) ||
+            fakedb__key_make(w->table, w->key_attrs, FDB_KEY_PARAM, &w->key, &r->err))
             return -1;
     }
     bool has_cond = fakedb__json_get(req, "ConditionExpression") != NULL;
     bool has_upd = kind == FDB_W_UPDATE && fakedb__json_get(req, "UpdateExpression") != NULL;
     if (kind == FDB_W_CHECK && !has_cond)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'conditionExpression' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'conditionExpression' failed to satisfy constraint: Member must not be null");
     if (make_ctx(req, has_cond || has_upd, &w->ctx, r))
         return -1;
     if (w->ctx) {
@@ -155,11 +155,11 @@ int fakedb__write_prepare(fakedb *db, fakedb__wkind kind, json_object *req, fake
     return 0;
 }
 
-int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
+int fakedb__write_eval(fakedb__store *db, fakedb__write *w, fakedb__reply *r)
 {
     char err[FAKEDB_EXPR_ERR_MAX];
     if (fakedb__item_get(db, w->table, &w->key, &w->old_item))
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     if (w->cond) {
         bool ok = false;
         if (fakedb__expr_eval(w->cond, w->old_item, &ok, err))
@@ -178,7 +178,7 @@ int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
             const char *const *names = fakedb__expr_update_targets(w->update);
             for (size_t i = 0; names[i]; i++)
                 if (!strcmp(names[i], w->table->pk) || (w->table->sk && !strcmp(names[i], w->table->sk)))
-                    return fakedb__fail_validation(r, "One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", names[i]);
+                    return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", names[i]);
             break;
         }
         w->new_item = w->old_item ? fakedb__json_copy(w->old_item) : fakedb__json_copy(w->key_attrs);
@@ -188,12 +188,12 @@ int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
                 return expr_fail(r, err);
         }
         if (fakedb__item_size(w->new_item) > FDB_MAX_ITEM_BYTES)
-            return fakedb__fail_validation(r, "Item size to update has exceeded the maximum allowed size");
-        if (fakedb__item_validate(w->new_item, r))
+            return fakedb__reply_fail_validation(r, "Item size to update has exceeded the maximum allowed size");
+        if (fakedb__item_validate(w->new_item, &r->err))
             return -1;
         for (size_t i = 0; i < w->table->n_idx; i++) {
             fakedb__key ik;
-            if (fakedb__index_key(&w->table->idx[i], w->new_item, &ik, r) < 0)
+            if (fakedb__index_key(&w->table->idx[i], w->new_item, &ik, &r->err) < 0)
                 return -1;
         }
         break;
@@ -204,7 +204,7 @@ int fakedb__write_eval(fakedb *db, fakedb__write *w, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__write_apply(fakedb *db, fakedb__write *w)
+int fakedb__write_apply(fakedb__store *db, fakedb__write *w)
 {
     switch (w->kind) {
     case FDB_W_PUT:
@@ -230,7 +230,7 @@ void fakedb__write_cleanup(fakedb__write *w)
 /* ConditionalCheckFailedException, with the stored item when it was asked for. */
 static int condition_failed(fakedb__write *w, fakedb__reply *r)
 {
-    fakedb__fail(r, FDB_E_CCF, "The conditional request failed");
+    fakedb__reply_fail(r, FDB_E_CCF, "The conditional request failed");
     r->condition_failure = true;
     if (w->return_old_on_fail && w->old_item) {
         r->body = json_object_new_object();
@@ -253,13 +253,13 @@ static json_object *pick(json_object *item, const char *const *names)
 static const char *const k_rv_put[] = { "ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL };
 
 /* One single-item write request, start to end. */
-static int single_write(fakedb *db, fakedb__wkind kind, json_object *req, fakedb__reply *r)
+static int single_write(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__reply *r)
 {
     const char *rv;
     if (enum_param(req, "ReturnValues", k_rv_put, "NONE", &rv, r))
         return -1;
     if (kind != FDB_W_UPDATE && strcmp(rv, "NONE") && strcmp(rv, "ALL_OLD"))
-        return fakedb__fail_validation(r, "ReturnValues can only be ALL_OLD or NONE");
+        return fakedb__reply_fail_validation(r, "ReturnValues can only be ALL_OLD or NONE");
     fakedb__write w;
     pthread_mutex_lock(&db->lock);
     int rc = fakedb__write_prepare(db, kind, req, &w, r);
@@ -269,7 +269,7 @@ static int single_write(fakedb *db, fakedb__wkind kind, json_object *req, fakedb
             rc = condition_failed(&w, r);
         else if (rc == 0 && (fakedb__tx_begin(db) || fakedb__write_apply(db, &w) || fakedb__tx_commit(db))) {
             fakedb__tx_rollback(db);
-            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         }
     }
     pthread_mutex_unlock(&db->lock);
@@ -295,17 +295,17 @@ static int single_write(fakedb *db, fakedb__wkind kind, json_object *req, fakedb
     return rc;
 }
 
-int fakedb__op_put_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_put_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return single_write(db, FDB_W_PUT, req, r);
 }
 
-int fakedb__op_update_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_update_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return single_write(db, FDB_W_UPDATE, req, r);
 }
 
-int fakedb__op_delete_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_delete_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return single_write(db, FDB_W_DELETE, req, r);
 }
@@ -316,9 +316,9 @@ int fakedb__parse_projection(json_object *req, struct fakedb__expr_ctx *ctx,
     *out = NULL;
     json_object *atg = fakedb__json_get(req, "AttributesToGet");
     if (atg && fakedb__json_get(req, "ProjectionExpression"))
-        return fakedb__fail_validation(r, "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}");
+        return fakedb__reply_fail_validation(r, "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}");
     if (atg && (!json_object_is_type(atg, json_type_array) || json_object_array_length(atg) == 0))
-        return fakedb__fail_validation(r, "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1");
     if (!ctx)
         return 0;
     return parse_expr(ctx, req, "ProjectionExpression", FAKEDB_EXPR_PROJECTION, out, r);
@@ -342,15 +342,15 @@ json_object *fakedb__apply_projection(struct fakedb__expr *proj, json_object *at
     return json_object_get(item);
 }
 
-int fakedb__op_get_item(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_get_item(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *cr = fakedb__json_get(req, "ConsistentRead");
     if (cr && !json_object_is_type(cr, json_type_boolean))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     bool consistent = cr && json_object_get_boolean(cr);
     json_object *key = fakedb__json_get(req, "Key");
     if (!key)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
     struct fakedb__expr_ctx *ctx = NULL;
     struct fakedb__expr *proj = NULL;
     fakedb__table *t;
@@ -358,17 +358,17 @@ int fakedb__op_get_item(fakedb *db, json_object *req, fakedb__reply *r)
     json_object *item = NULL;
     int rc = -1;
     if (!k)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     if (make_ctx(req, fakedb__json_get(req, "ProjectionExpression") != NULL, &ctx, r) ||
         fakedb__parse_projection(req, ctx, &proj, r) || check_unused(ctx, r) ||
-        fakedb__item_validate(key, r))
+        fakedb__item_validate(key, &r->err))
         goto out;
     pthread_mutex_lock(&db->lock);
     rc = fakedb__table_lookup(db, req, &t, r);
     if (rc == 0)
-        rc = fakedb__key_make(t, key, FDB_KEY_PARAM, k, r);
+        rc = fakedb__key_make(t, key, FDB_KEY_PARAM, k, &r->err);
     if (rc == 0 && fakedb__item_get(db, t, k, &item))
-        rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     if (rc == 0) {
         r->body = json_object_new_object();
         if (item)

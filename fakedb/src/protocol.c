@@ -3,7 +3,7 @@
  * operation and writes the answer: the body, x-amzn-RequestId, x-amz-crc32, and errors
  * as {"__type": ..., "message": ...} ("Message" in TransactionCanceledException, as
  * DynamoDB writes it) with DynamoDB's status. */
-#include "internal.h"
+#include "protocol.h"
 
 #include <sigv4.h>
 #include <stdio.h>
@@ -11,73 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <strings.h>
-
-typedef int (*op_fn)(fakedb *, json_object *, fakedb__reply *);
-
-static const struct {
-    const char *name;
-    op_fn fn;
-} k_ops[FDB_OP_COUNT] = {
-    { "CreateTable", fakedb__op_create_table },
-    { "UpdateTable", fakedb__op_update_table },
-    { "DeleteTable", fakedb__op_delete_table },
-    { "DescribeTable", fakedb__op_describe_table },
-    { "ListTables", fakedb__op_list_tables },
-    { "UpdateTimeToLive", fakedb__op_update_ttl },
-    { "DescribeTimeToLive", fakedb__op_describe_ttl },
-    { "GetItem", fakedb__op_get_item },
-    { "PutItem", fakedb__op_put_item },
-    { "UpdateItem", fakedb__op_update_item },
-    { "DeleteItem", fakedb__op_delete_item },
-    { "Query", fakedb__op_query },
-    { "Scan", fakedb__op_scan },
-    { "BatchGetItem", fakedb__op_batch_get },
-    { "BatchWriteItem", fakedb__op_batch_write },
-    { "TransactWriteItems", fakedb__op_transact_write },
-    { "TransactGetItems", fakedb__op_transact_get },
-};
-
-const char *fakedb__op_name(int op)
-{
-    return op >= 0 && op < FDB_OP_COUNT ? k_ops[op].name : "Unknown";
-}
-
-int fakedb__op_lookup(const char *name)
-{
-    for (int i = 0; i < FDB_OP_COUNT; i++)
-        if (!strcmp(k_ops[i].name, name))
-            return i;
-    return -1;
-}
-
-__attribute__((format(printf, 3, 0)))
-static int vfail(fakedb__reply *r, const char *type, const char *fmt, va_list ap)
-{
-    r->type = type;
-    r->status = strstr(type, "#InternalServerError") ? 500 : 400;
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
-    json_object_put(r->body);
-    r->body = NULL;
-    return -1;
-}
-
-int fakedb__fail(fakedb__reply *r, const char *type, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, type, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int fakedb__fail_validation(fakedb__reply *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, FDB_E_VALIDATION, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
@@ -148,15 +81,15 @@ void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o)
     rs->content_type = "application/json";
 }
 
-static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
+static void answer_reply(fakedb__http_resp *rs, int status, fakedb__reply *r)
 {
     json_object *o;
-    if (r->type) {
+    if (r->err.type) {
         o = json_object_new_object();
-        json_object_object_add(o, "__type", json_object_new_string(r->type));
+        json_object_object_add(o, "__type", json_object_new_string(r->err.type));
         /* DynamoDB spells the key "Message" in TransactionCanceledException only. */
-        json_object_object_add(o, strstr(r->type, "#TransactionCanceledException") ? "Message" : "message",
-                               json_object_new_string(r->message));
+        json_object_object_add(o, strstr(r->err.type, "#TransactionCanceledException") ? "Message" : "message",
+                               json_object_new_string(r->err.message));
         if (r->body && json_object_is_type(r->body, json_type_object)) {
             json_object_object_foreach(r->body, k, v) json_object_object_add(o, k, json_object_get(v));
         }
@@ -165,7 +98,7 @@ static void answer_reply(fakedb__http_resp *rs, fakedb__reply *r)
         if (!o)
             o = json_object_new_object();
     }
-    fakedb__resp_json(rs, r->type ? r->status : 200, o);
+    fakedb__resp_json(rs, r->err.type ? status : 200, o);
     rs->content_type = "application/x-amz-json-1.0";
     rs->amz = true;
     json_object_put(o);
@@ -175,9 +108,8 @@ void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, c
 {
     fakedb__reply r;
     memset(&r, 0, sizeof r);
-    fakedb__fail(&r, type, "%s", msg);
-    r.status = status;
-    answer_reply(rs, &r);
+    fakedb__fail(&r.err, type, "%s", msg);
+    answer_reply(rs, status, &r);
 }
 
 /* A SigV4 Authorization header must name the algorithm, Credential, SignedHeaders and
@@ -255,7 +187,7 @@ static int check_signing_time(fakedb *db, fakedb__http_req *rq, fakedb__http_res
     int64_t signed_ms = amz_date_ms(d);
     if (signed_ms < 0)
         return 0; /* a Date header alone: the signature's own check covers it */
-    int64_t now = fakedb__now_ms(db), window = 5 * 60 * 1000;
+    int64_t now = fakedb__now_ms(&db->clock), window = 5 * 60 * 1000;
     char sd[17], lo[17], hi[17], nd[17], msg[200];
     amz_date(signed_ms, sd);
     amz_date(now, nd);
@@ -502,7 +434,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         return;
     }
     fakedb__fault_hit hit;
-    const char *name = k_ops[op].name;
+    const char *name = fakedb__op_name(op);
     if (!after_delay && fakedb__fault_match(db, name, req, FAKEDB_FAULT_DELAY, &hit) && hit.delay_ms > 0) {
         rs->delay_ms = hit.delay_ms;
         json_object_put(req);
@@ -533,14 +465,16 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
     fakedb__fault_hit unprocessed;
     if ((!strcmp(name, "BatchWriteItem") || !strcmp(name, "BatchGetItem")) &&
-        fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed))
-        r.unprocessed = &unprocessed;
-    k_ops[op].fn(db, req, &r);
+        fakedb__fault_match(db, name, req, FAKEDB_FAULT_UNPROCESSED, &unprocessed)) {
+        r.leave_out = fakedb__fault_covers;
+        r.leave_out_arg = &unprocessed;
+    }
+    fakedb__op_call(op, &db->store, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
-    answer_reply(rs, &r);
+    answer_reply(rs, fakedb__error_status(&r.err), &r);
     rs->lose = lose;
     if (db->log_requests) {
-        const char *t = r.type ? strchr(r.type, '#') : NULL;
+        const char *t = r.err.type ? strchr(r.err.type, '#') : NULL;
         fprintf(stderr, "fakedb: %s %s %d %s%s%lldms\n", name, fakedb__json_str(req, "TableName") ? fakedb__json_str(req, "TableName") : "-",
                 rs->status, t ? t + 1 : "", t ? " " : "", (long long)(fakedb__mono_ms() - t0));
     }

@@ -2,7 +2,7 @@
  * ranges over the encoded keys, pages of at most 1 MB or Limit items with
  * LastEvaluatedKey, ScanIndexForward, parallel scan segments, filters, projections and
  * Select=COUNT. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <stdio.h>
@@ -32,7 +32,7 @@ typedef struct qstate {
 
 static int bad_start(fakedb__reply *r)
 {
-    return fakedb__fail_validation(r, "The provided starting key is invalid: The provided key element does not match the schema");
+    return fakedb__reply_fail_validation(r, "The provided starting key is invalid: The provided key element does not match the schema");
 }
 
 static int encode_attr(json_object *obj, const char *name, char type, uint8_t *buf, size_t cap,
@@ -48,13 +48,13 @@ static int parse_start(qstate *q, json_object *esk, fakedb__reply *r)
 {
     if (!esk)
         return 0;
-    if (fakedb__item_validate(esk, r))
+    if (fakedb__item_validate(esk, &r->err))
         return -1;
     size_t want = q->t->sk ? 2 : 1;
     q->start = calloc(1, sizeof *q->start);
     q->start_ix = calloc(1, sizeof *q->start_ix);
     if (!q->start || !q->start_ix)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     if (encode_attr(esk, q->t->pk, q->t->pk_type, q->start->pk, sizeof q->start->pk, &q->start->pk_len) ||
         (q->t->sk && encode_attr(esk, q->t->sk, q->t->sk_type, q->start->sk, sizeof q->start->sk, &q->start->sk_len)))
         return bad_start(r);
@@ -94,29 +94,29 @@ static int key_condition(qstate *q, fakedb__reply *r)
     char pkt = q->ix ? q->ix->pk_type : q->t->pk_type, skt = q->ix ? q->ix->sk_type : q->t->sk_type;
     memset(&kc, 0, sizeof kc);
     if (fakedb__expr_key_condition(q->key_expr, pk, pkt, sk, skt, &kc, err))
-        return fakedb__fail_validation(r, "%s", err);
+        return fakedb__reply_fail_validation(r, "%s", err);
     q->kc = calloc(1, sizeof *q->kc);
     if (!q->kc)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     if (fakedb__av_scalar(kc.pk_value) != pkt ||
         (kc.sk_op != FAKEDB_KEY_NONE && fakedb__av_scalar(kc.sk_value1) != skt) ||
         (kc.sk_op == FAKEDB_KEY_BETWEEN && fakedb__av_scalar(kc.sk_value2) != skt))
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: Condition parameter type does not match schema type");
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Condition parameter type does not match schema type");
     if (fakedb__encode_scalar(kc.pk_value, pkt, q->kc->pk, sizeof q->kc->pk, &q->kc->pk_len))
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
     q->op = kc.sk_op;
     if (kc.sk_op == FAKEDB_KEY_NONE)
         return 0;
     if (kc.sk_op == FAKEDB_KEY_BEGINS_WITH && skt == 'N')
-        return fakedb__fail_validation(r, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+        return fakedb__reply_fail_validation(r, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
     if (fakedb__encode_scalar(kc.sk_value1, skt, q->kc->sk, sizeof q->kc->sk, &q->kc->sk_len))
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
     if (kc.sk_op == FAKEDB_KEY_BETWEEN) {
         if (fakedb__encode_scalar(kc.sk_value2, skt, q->hi, sizeof q->hi, &q->hi_len))
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
         q->has_hi = true;
         if (fakedb__av_compare(kc.sk_value1, kc.sk_value2) > 0)
-            return fakedb__fail_validation(r, "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {%c:%s}, upper bound operand: AttributeValue: {%c:%s}",
+            return fakedb__reply_fail_validation(r, "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {%c:%s}, upper bound operand: AttributeValue: {%c:%s}",
                                            skt, json_object_get_string(json_object_object_get(kc.sk_value1, (char[]){ skt, 0 })),
                                            skt, json_object_get_string(json_object_object_get(kc.sk_value2, (char[]){ skt, 0 })));
     } else if (kc.sk_op == FAKEDB_KEY_BEGINS_WITH) {
@@ -205,14 +205,14 @@ static json_object *last_key(const qstate *q, json_object *item)
     return k;
 }
 
-static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
+static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     char sql[1024];
     char err[FAKEDB_EXPR_ERR_MAX];
     build_sql(q, sql, sizeof sql);
     sqlite3_stmt *st = fakedb__stmt(db, sql);
     if (!st)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     sqlite3_bind_int64(st, 1, q->t->id);
     if (q->kc) {
         bind_blob(st, 9, q->kc->pk, q->kc->pk_len);
@@ -238,13 +238,12 @@ static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
             continue;
         if (q->total_segments > 0) {
             fakedb__key k;
-            fakedb__reply scratch;
+            fakedb__error scratch;
             memset(&scratch, 0, sizeof scratch);
             if (q->ix)
                 fakedb__index_key(q->ix, item, &k, &scratch);
             else
                 fakedb__key_make(q->t, item, FDB_KEY_ITEM, &k, &scratch);
-            json_object_put(scratch.body);
             if ((long)(fnv1a(k.pk, k.pk_len) % (uint32_t)q->total_segments) != q->segment) {
                 json_object_put(item);
                 continue;
@@ -255,7 +254,7 @@ static int run(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
         json_object *view = q->ix && !q->all_attrs ? fakedb__project_index(q->t, q->ix, item) : json_object_get(item);
         bool keep = true;
         if (q->filter && fakedb__expr_eval(q->filter, view, &keep, err)) {
-            rc = fakedb__fail_validation(r, "%s", err);
+            rc = fakedb__reply_fail_validation(r, "%s", err);
             json_object_put(view);
             json_object_put(item);
             break;
@@ -332,20 +331,20 @@ static int gsi_unprojected(const qstate *q, const char *iname, fakedb__reply *r)
     }
     if (!o)
         return 0;
-    return fakedb__fail_validation(r, "One or more parameter values were invalid: Global secondary index %s does not project [%s]", iname, missing);
+    return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Global secondary index %s does not project [%s]", iname, missing);
 }
 
-static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *r)
+static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     for (size_t i = 0; k_legacy_read[i]; i++)
         if (fakedb__json_get(req, k_legacy_read[i]))
-            return fakedb__fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", k_legacy_read[i]);
+            return fakedb__reply_fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", k_legacy_read[i]);
     json_object *lim = fakedb__json_get(req, "Limit");
     if (lim) {
-        if (fakedb__json_int_param(req, "Limit", &q->limit, r))
+        if (fakedb__json_int_param(req, "Limit", &q->limit, &r->err))
             return -1;
         if (q->limit < 1)
-            return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", (long long)q->limit);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", (long long)q->limit);
     }
     json_object *cr = fakedb__json_get(req, "ConsistentRead");
     q->consistent = cr && json_object_get_boolean(cr);
@@ -356,7 +355,7 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
         return -1;
     if (!q->scan) {
         if (!fakedb__json_get(req, "KeyConditionExpression"))
-            return fakedb__fail_validation(r, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+            return fakedb__reply_fail_validation(r, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
         if (fakedb__expr_parse_param(q->ctx, req, "KeyConditionExpression", FAKEDB_EXPR_KEY_CONDITION, &q->key_expr, r))
             return -1;
     }
@@ -366,13 +365,13 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
     const char *sel = fakedb__json_str(req, "Select");
     if (sel && strcmp(sel, "ALL_ATTRIBUTES") && strcmp(sel, "ALL_PROJECTED_ATTRIBUTES") &&
         strcmp(sel, "SPECIFIC_ATTRIBUTES") && strcmp(sel, "COUNT"))
-        return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]", sel);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]", sel);
     bool has_proj = q->proj || q->attrs_to_get;
     if (sel && !has_proj && !strcmp(sel, "SPECIFIC_ATTRIBUTES"))
-        return fakedb__fail_validation(r, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
+        return fakedb__reply_fail_validation(r, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
                                        q->scan ? "" : "1 validation error detected: ");
     if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
-        return fakedb__fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
+        return fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
     q->count_only = sel && !strcmp(sel, "COUNT");
 
     if (fakedb__table_lookup(db, req, &q->t, r))
@@ -381,12 +380,12 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
     if (iname) {
         q->ix = fakedb__index_find(q->t, iname);
         if (!q->ix)
-            return fakedb__fail_validation(r, "The table does not have the specified index: %s", iname);
+            return fakedb__reply_fail_validation(r, "The table does not have the specified index: %s", iname);
         if (q->ix->global && q->consistent)
-            return fakedb__fail_validation(r, "Consistent reads are not supported on global secondary indexes");
+            return fakedb__reply_fail_validation(r, "Consistent reads are not supported on global secondary indexes");
         if (sel && !strcmp(sel, "ALL_ATTRIBUTES") && q->ix->projection != FDB_PROJ_ALL) {
             if (q->ix->global)
-                return fakedb__fail_validation(r, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", iname);
+                return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", iname);
             q->all_attrs = true;
         }
         if (!q->ix->global && has_proj)
@@ -394,7 +393,7 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
         if (q->ix->global && has_proj && q->ix->projection != FDB_PROJ_ALL && gsi_unprojected(q, iname, r))
             return -1;
     } else if (sel && !strcmp(sel, "ALL_PROJECTED_ATTRIBUTES")) {
-        return fakedb__fail_validation(r, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+        return fakedb__reply_fail_validation(r, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     }
     if (q->scan)
         return parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r);
@@ -402,12 +401,12 @@ static int parse_common(fakedb *db, qstate *q, json_object *req, fakedb__reply *
     const char *keys[2] = { q->ix ? q->ix->pk : q->t->pk, q->ix ? q->ix->sk : q->t->sk };
     for (int i = 0; i < 2; i++)
         if (keys[i] && fakedb__expr_refers_to(q->filter, keys[i]))
-            return fakedb__fail_validation(r, "Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", keys[i]);
+            return fakedb__reply_fail_validation(r, "Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", keys[i]);
     if (key_condition(q, r) || parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r))
         return -1;
     const fakedb__key *from = q->ix ? q->start_ix : q->start;
     if (q->has_start && (from->pk_len != q->kc->pk_len || memcmp(from->pk, q->kc->pk, from->pk_len)))
-        return fakedb__fail_validation(r, "The provided starting key is outside query boundaries based on provided conditions");
+        return fakedb__reply_fail_validation(r, "The provided starting key is outside query boundaries based on provided conditions");
     return 0;
 }
 
@@ -422,7 +421,7 @@ static void qstate_clear(qstate *q)
     free(q->start_ix);
 }
 
-static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply *r)
+static int query_or_scan(fakedb__store *db, json_object *req, bool scan, fakedb__reply *r)
 {
     qstate q;
     memset(&q, 0, sizeof q);
@@ -430,22 +429,22 @@ static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply 
     if (scan) {
         json_object *seg = fakedb__json_get(req, "Segment"), *tot = fakedb__json_get(req, "TotalSegments");
         if (seg && !tot)
-            return fakedb__fail_validation(r, "The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
+            return fakedb__reply_fail_validation(r, "The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
         if (tot && !seg)
-            return fakedb__fail_validation(r, "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+            return fakedb__reply_fail_validation(r, "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
         if (tot) {
             int64_t t = 0, sg = 0;
-            if (fakedb__json_int_param(req, "TotalSegments", &t, r) || fakedb__json_int_param(req, "Segment", &sg, r))
+            if (fakedb__json_int_param(req, "TotalSegments", &t, &r->err) || fakedb__json_int_param(req, "Segment", &sg, &r->err))
                 return -1;
             q.total_segments = (long)t;
             q.segment = (long)sg;
             if (q.total_segments < 1 || q.total_segments > 1000000)
-                return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'totalSegments' failed to satisfy constraint: Member must have value %s", q.total_segments,
+                return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%ld' at 'totalSegments' failed to satisfy constraint: Member must have value %s", q.total_segments,
                                                q.total_segments < 1 ? "greater than or equal to 1" : "less than or equal to 1000000");
             if (q.segment < 0)
-                return fakedb__fail_validation(r, "1 validation error detected: Value '%ld' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0", q.segment);
+                return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%ld' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0", q.segment);
             if (q.segment >= q.total_segments)
-                return fakedb__fail_validation(r, "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %ld is not less than TotalSegments: %ld", q.segment, q.total_segments);
+                return fakedb__reply_fail_validation(r, "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %ld is not less than TotalSegments: %ld", q.segment, q.total_segments);
         }
     }
     pthread_mutex_lock(&db->lock);
@@ -457,12 +456,12 @@ static int query_or_scan(fakedb *db, json_object *req, bool scan, fakedb__reply 
     return rc;
 }
 
-int fakedb__op_query(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_query(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return query_or_scan(db, req, false, r);
 }
 
-int fakedb__op_scan(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_scan(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     return query_or_scan(db, req, true, r);
 }

@@ -11,7 +11,7 @@
  * down (shutdown(2): libmicrohttpd sees the EOF and closes them in its own thread) when
  * idle for longer than the idle timeout, or when the server nears its connection limit
  * and a new client needs the room. */
-#include "internal.h"
+#include "server.h"
 
 #include <sigv4.h>
 #include <dynalock/version.h>
@@ -170,7 +170,7 @@ static void resume_list(fakedb__waiter *list)
 /* Takes the waiters that are due (all with `all`) off the list; wait_lock held. */
 static fakedb__waiter *take_due(fakedb *db, bool all, int64_t *next_deadline)
 {
-    int64_t mono = fakedb__mono_ms(), now = fakedb__now_ms(db);
+    int64_t mono = fakedb__mono_ms(), now = fakedb__now_ms(&db->clock);
     fakedb__waiter *due = NULL;
     for (fakedb__waiter **pp = &db->waiters; *pp;) {
         fakedb__waiter *w = *pp;
@@ -212,9 +212,9 @@ static void *ticker_main(void *arg)
         fakedb__waiter *due = take_due(db, false, &next);
         for (fakedb__waiter *w = db->waiters; w; w = w->next)
             has_clock_waiters = has_clock_waiters || w->until_ms != INT64_MAX;
-        pthread_mutex_lock(&db->clock_lock);
-        bool fake = db->fake_clock;
-        pthread_mutex_unlock(&db->clock_lock);
+        pthread_mutex_lock(&db->clock.lock);
+        bool fake = db->clock.fake;
+        pthread_mutex_unlock(&db->clock.lock);
         if (has_clock_waiters && !fake && next > fakedb__mono_ms() + 5)
             next = fakedb__mono_ms() + 5;   /* the system clock moves by itself */
         if (due) {
@@ -225,7 +225,7 @@ static void *ticker_main(void *arg)
         }
         if (!fake && fakedb__mono_ms() >= next_sweep) {
             pthread_mutex_unlock(&db->wait_lock);
-            fakedb__ttl_sweep(db);
+            fakedb__ttl_sweep(&db->store);
             pthread_mutex_lock(&db->wait_lock);
             next_sweep = fakedb__mono_ms() + 1000;
             continue;
@@ -345,7 +345,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     /* The server's clock (a fake one when it is fake), from which a client corrects its
      * clock skew. */
     char date[40];
-    time_t now_s = (time_t)(fakedb__now_ms(db) / 1000);
+    time_t now_s = (time_t)(fakedb__now_ms(&db->clock) / 1000);
     struct tm tm;
     gmtime_r(&now_s, &tm);
     strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
@@ -518,10 +518,10 @@ static void server_free(fakedb *db)
         pthread_mutex_unlock(&db->wait_lock);
         pthread_join(db->ticker, NULL);
     }
-    fakedb__store_close(db);
+    fakedb__store_close(&db->store);
     fakedb__faults_free(db);
-    pthread_mutex_destroy(&db->lock);
-    pthread_mutex_destroy(&db->clock_lock);
+    pthread_mutex_destroy(&db->store.lock);
+    pthread_mutex_destroy(&db->clock.lock);
     pthread_mutex_destroy(&db->fault_lock);
     pthread_cond_destroy(&db->fault_fired);
     pthread_mutex_destroy(&db->stats_lock);
@@ -559,8 +559,8 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
         set_err(err, FAKEDB_ENOMEM, "out of memory");
         return NULL;
     }
-    pthread_mutex_init(&db->lock, NULL);
-    pthread_mutex_init(&db->clock_lock, NULL);
+    pthread_mutex_init(&db->store.lock, NULL);
+    pthread_mutex_init(&db->clock.lock, NULL);
     pthread_mutex_init(&db->fault_lock, NULL);
     pthread_condattr_t fca;
     pthread_condattr_init(&fca);
@@ -579,7 +579,7 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     db->db_path = o->db_path ? strdup(o->db_path) : NULL;
     db->threads = o->threads ? o->threads : 4;
     db->log_requests = o->log_requests;
-    db->fake_clock = o->fake_clock;
+    db->clock.fake = o->fake_clock;
     db->idle_timeout_ms = o->idle_timeout_ms ? o->idle_timeout_ms : DEFAULT_IDLE_TIMEOUT_MS;
     if (o->max_connections) {
         db->conn_limit = (unsigned)o->max_connections;
@@ -599,7 +599,7 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     if (o->fake_clock) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        db->fake_now_ms = o->fake_clock_start_ms ? o->fake_clock_start_ms
+        db->clock.fake_now_ms = o->fake_clock_start_ms ? o->fake_clock_start_ms
                                                  : (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     }
     if (o->credentials) {
@@ -612,9 +612,12 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
         server_free(db);
         return NULL;
     }
-    pthread_mutex_lock(&db->lock);
-    int rc = fakedb__store_open(db, err);
-    pthread_mutex_unlock(&db->lock);
+    db->store.db_path = db->db_path;
+    db->store.log_requests = db->log_requests;
+    db->store.clock = &db->clock;
+    pthread_mutex_lock(&db->store.lock);
+    int rc = fakedb__store_open(&db->store, err);
+    pthread_mutex_unlock(&db->store.lock);
     if (rc) {
         server_free(db);
         return NULL;
@@ -707,14 +710,85 @@ void fakedb_reset(fakedb *db)
 {
     if (!db)
         return;
-    pthread_mutex_lock(&db->lock);
-    fakedb__store_reset(db);
-    pthread_mutex_unlock(&db->lock);
+    pthread_mutex_lock(&db->store.lock);
+    fakedb__store_reset(&db->store);
+    pthread_mutex_unlock(&db->store.lock);
     fakedb_fault_clear(db);
     pthread_mutex_lock(&db->stats_lock);
     memset(db->stat_requests, 0, sizeof db->stat_requests);
     memset(db->stat_cond, 0, sizeof db->stat_cond);
     pthread_mutex_unlock(&db->stats_lock);
+}
+
+/* A table for the embedding program: CreateTable without HTTP, string keys. */
+int fakedb_create_table(fakedb *db, const char *name, const char *pk, const char *sk,
+                        fakedb_error *err)
+{
+    fakedb__reply r;
+    memset(&r, 0, sizeof r);
+    if (!db || !name || !pk) {
+        if (err) {
+            err->code = FAKEDB_EINVAL;
+            snprintf(err->message, sizeof err->message, "a table name and a partition key are required");
+        }
+        return FAKEDB_EINVAL;
+    }
+    json_object *req = json_object_new_object();
+    json_object *defs = json_object_new_array(), *ks = json_object_new_array();
+    const char *names[2] = { pk, sk };
+    for (int i = 0; i < 2 && names[i]; i++) {
+        json_object *d = json_object_new_object(), *k = json_object_new_object();
+        json_object_object_add(d, "AttributeName", json_object_new_string(names[i]));
+        json_object_object_add(d, "AttributeType", json_object_new_string("S"));
+        json_object_object_add(k, "AttributeName", json_object_new_string(names[i]));
+        json_object_object_add(k, "KeyType", json_object_new_string(i ? "RANGE" : "HASH"));
+        json_object_array_add(defs, d);
+        json_object_array_add(ks, k);
+    }
+    json_object_object_add(req, "TableName", json_object_new_string(name));
+    json_object_object_add(req, "AttributeDefinitions", defs);
+    json_object_object_add(req, "KeySchema", ks);
+    json_object_object_add(req, "BillingMode", json_object_new_string("PAY_PER_REQUEST"));
+    int rc = fakedb__op_create_table(&db->store, req, &r);
+    json_object_put(req);
+    json_object_put(r.body);
+    if (rc == 0)
+        return 0;
+    int code = r.err.type && !strcmp(r.err.type, FDB_E_IN_USE) ? FAKEDB_EINUSE : FAKEDB_EINVAL;
+    if (err) {
+        err->code = code;
+        fakedb__copy_str(err->message, sizeof err->message, r.err.message);
+    }
+    return code;
+}
+
+int64_t fakedb_clock_now_ms(fakedb *db)
+{
+    return db ? fakedb__now_ms(&db->clock) : 0;
+}
+
+/* A fake clock's move expires the items that became due and answers the clock long
+ * polls before it returns. */
+static int clock_move(fakedb *db, bool relative, int64_t v)
+{
+    if (!db)
+        return FAKEDB_EINVAL;
+    int rc = fakedb__clock_move(&db->clock, relative, v);
+    if (rc)
+        return rc;
+    fakedb__ttl_sweep(&db->store);
+    fakedb__wake_waiters(db);
+    return 0;
+}
+
+int fakedb_clock_advance(fakedb *db, int64_t ms)
+{
+    return clock_move(db, true, ms);
+}
+
+int fakedb_clock_set(fakedb *db, int64_t epoch_ms)
+{
+    return clock_move(db, false, epoch_ms);
 }
 
 const char *fakedb_version(void)

@@ -6,7 +6,7 @@
  * (synchronous=NORMAL), so a crash of the machine may lose the last writes -- the
  * trade a test server makes for speed (docs/fakedb.md). Every statement is prepared once,
  * cached, and takes bound parameters only. The caller holds db->lock. */
-#include "internal.h"
+#include "store.h"
 #include "expr.h"
 
 #include <decimal.h>
@@ -48,7 +48,7 @@ bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k)
     return true;
 }
 
-sqlite3_stmt *fakedb__stmt(fakedb *db, const char *sql)
+sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql)
 {
     struct fakedb__stmt_cache *c;
     for (c = db->stmts; c; c = c->next) {
@@ -74,7 +74,7 @@ sqlite3_stmt *fakedb__stmt(fakedb *db, const char *sql)
     return c->st;
 }
 
-static int exec_simple(fakedb *db, const char *sql)
+static int exec_simple(fakedb__store *db, const char *sql)
 {
     sqlite3_stmt *st = fakedb__stmt(db, sql);
     if (!st)
@@ -84,12 +84,12 @@ static int exec_simple(fakedb *db, const char *sql)
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
-int fakedb__tx_begin(fakedb *db)
+int fakedb__tx_begin(fakedb__store *db)
 {
     return exec_simple(db, "BEGIN IMMEDIATE");
 }
 
-int fakedb__tx_commit(fakedb *db)
+int fakedb__tx_commit(fakedb__store *db)
 {
     if (exec_simple(db, "COMMIT") == 0)
         return 0;
@@ -97,13 +97,13 @@ int fakedb__tx_commit(fakedb *db)
     return -1;
 }
 
-void fakedb__tx_rollback(fakedb *db)
+void fakedb__tx_rollback(fakedb__store *db)
 {
     if (!sqlite3_get_autocommit(db->sql))
         exec_simple(db, "ROLLBACK");
 }
 
-static int load_tables(fakedb *db)
+static int load_tables(fakedb__store *db)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT id, name, spec, created_ms, ttl_attr FROM fdb_tables ORDER BY id");
     if (!st)
@@ -138,7 +138,7 @@ static int load_tables(fakedb *db)
     return 0;
 }
 
-int fakedb__store_open(fakedb *db, fakedb_error *err)
+int fakedb__store_open(fakedb__store *db, fakedb_error *err)
 {
     const char *path = db->db_path ? db->db_path : ":memory:";
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -179,7 +179,7 @@ int fakedb__store_open(fakedb *db, fakedb_error *err)
     return 0;
 }
 
-void fakedb__store_close(fakedb *db)
+void fakedb__store_close(fakedb__store *db)
 {
     struct fakedb__stmt_cache *c = db->stmts, *n;
     for (; c; c = n) {
@@ -195,7 +195,7 @@ void fakedb__store_close(fakedb *db)
     db->sql = NULL;
 }
 
-int fakedb__item_get(fakedb *db, const fakedb__table *t, const fakedb__key *k, json_object **out)
+int fakedb__item_get(fakedb__store *db, const fakedb__table *t, const fakedb__key *k, json_object **out)
 {
     *out = NULL;
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT item FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
@@ -236,7 +236,7 @@ int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item)
     return (int64_t)x;
 }
 
-static int index_row(fakedb *db, const char *sql, fakedb__table *t, const fakedb__index *ix,
+static int index_row(fakedb__store *db, const char *sql, fakedb__table *t, const fakedb__index *ix,
                      const fakedb__key *ik, const fakedb__key *k)
 {
     sqlite3_stmt *st = fakedb__stmt(db, sql);
@@ -258,10 +258,10 @@ static const char *const k_idx_insert =
 static const char *const k_idx_delete =
     "DELETE FROM fdb_index WHERE tid = ?1 AND iname = ?2 AND ipk = ?3 AND isk = ?4 AND pk = ?5 AND sk = ?6";
 
-static int indexes_update(fakedb *db, fakedb__table *t, const fakedb__key *k,
+static int indexes_update(fakedb__store *db, fakedb__table *t, const fakedb__key *k,
                           json_object *old_item, json_object *new_item)
 {
-    fakedb__reply scratch;
+    fakedb__error scratch;
     fakedb__key *ik = malloc(sizeof *ik);
     if (!ik)
         return -1;
@@ -271,17 +271,15 @@ static int indexes_update(fakedb *db, fakedb__table *t, const fakedb__key *k,
         memset(&scratch, 0, sizeof scratch);
         if (old_item && fakedb__index_key(ix, old_item, ik, &scratch) == 1)
             rc = index_row(db, k_idx_delete, t, ix, ik, k);
-        json_object_put(scratch.body);
         memset(&scratch, 0, sizeof scratch);
         if (rc == 0 && new_item && fakedb__index_key(ix, new_item, ik, &scratch) == 1)
             rc = index_row(db, k_idx_insert, t, ix, ik, k);
-        json_object_put(scratch.body);
     }
     free(ik);
     return rc;
 }
 
-static int64_t stored_size(fakedb *db, const fakedb__table *t, const fakedb__key *k)
+static int64_t stored_size(fakedb__store *db, const fakedb__table *t, const fakedb__key *k)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT size FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
     int64_t n = 0;
@@ -296,7 +294,7 @@ static int64_t stored_size(fakedb *db, const fakedb__table *t, const fakedb__key
     return n;
 }
 
-int fakedb__item_write(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *old_item,
+int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k, json_object *old_item,
                        json_object *new_item)
 {
     size_t len = 0;
@@ -328,7 +326,7 @@ int fakedb__item_write(fakedb *db, fakedb__table *t, const fakedb__key *k, json_
     return 0;
 }
 
-int fakedb__item_remove(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *old_item)
+int fakedb__item_remove(fakedb__store *db, fakedb__table *t, const fakedb__key *k, json_object *old_item)
 {
     int64_t old_size = stored_size(db, t, k);
     sqlite3_stmt *st = fakedb__stmt(db, "DELETE FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
@@ -349,7 +347,7 @@ int fakedb__item_remove(fakedb *db, fakedb__table *t, const fakedb__key *k, json
     return old_item ? indexes_update(db, t, k, old_item, NULL) : 0;
 }
 
-int fakedb__table_save(fakedb *db, fakedb__table *t)
+int fakedb__table_save(fakedb__store *db, fakedb__table *t)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "INSERT OR REPLACE INTO fdb_tables(id, name, spec, created_ms, ttl_attr) VALUES(?1, ?2, ?3, ?4, ?5)");
     if (!st)
@@ -367,7 +365,7 @@ int fakedb__table_save(fakedb *db, fakedb__table *t)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static int delete_by_tid(fakedb *db, const char *sql, int64_t tid)
+static int delete_by_tid(fakedb__store *db, const char *sql, int64_t tid)
 {
     sqlite3_stmt *st = fakedb__stmt(db, sql);
     if (!st)
@@ -378,7 +376,7 @@ static int delete_by_tid(fakedb *db, const char *sql, int64_t tid)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int fakedb__table_drop(fakedb *db, fakedb__table *t)
+int fakedb__table_drop(fakedb__store *db, fakedb__table *t)
 {
     if (delete_by_tid(db, "DELETE FROM fdb_items WHERE tid = ?1", t->id) ||
         delete_by_tid(db, "DELETE FROM fdb_index WHERE tid = ?1", t->id) ||
@@ -387,7 +385,7 @@ int fakedb__table_drop(fakedb *db, fakedb__table *t)
     return 0;
 }
 
-int fakedb__index_drop(fakedb *db, fakedb__table *t, const char *iname)
+int fakedb__index_drop(fakedb__store *db, fakedb__table *t, const char *iname)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "DELETE FROM fdb_index WHERE tid = ?1 AND iname = ?2");
     if (!st)
@@ -401,8 +399,8 @@ int fakedb__index_drop(fakedb *db, fakedb__table *t, const char *iname)
 
 /* Calls fn for every item of a table (in key order). The statement is not cached since
  * fn may run other statements. */
-static int each_item(fakedb *db, fakedb__table *t,
-                     int (*fn)(fakedb *, fakedb__table *, const fakedb__key *, json_object *, const void *),
+static int each_item(fakedb__store *db, fakedb__table *t,
+                     int (*fn)(fakedb__store *, fakedb__table *, const fakedb__key *, json_object *, const void *),
                      const void *arg)
 {
     sqlite3_stmt *st = NULL;
@@ -424,23 +422,22 @@ static int each_item(fakedb *db, fakedb__table *t,
     return rc;
 }
 
-static int fill_one(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
+static int fill_one(fakedb__store *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
 {
     const fakedb__index *ix = arg;
-    fakedb__reply scratch;
+    fakedb__error scratch;
     fakedb__key ik;
     memset(&scratch, 0, sizeof scratch);
     int in = fakedb__index_key(ix, item, &ik, &scratch);
-    json_object_put(scratch.body);
     return in == 1 ? index_row(db, k_idx_insert, t, ix, &ik, k) : 0;
 }
 
-int fakedb__index_fill(fakedb *db, fakedb__table *t, const fakedb__index *ix)
+int fakedb__index_fill(fakedb__store *db, fakedb__table *t, const fakedb__index *ix)
 {
     return each_item(db, t, fill_one, ix);
 }
 
-static int ttl_one(fakedb *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
+static int ttl_one(fakedb__store *db, fakedb__table *t, const fakedb__key *k, json_object *item, const void *arg)
 {
     (void)arg;
     sqlite3_stmt *st = fakedb__stmt(db, "UPDATE fdb_items SET ttl = ?4 WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
@@ -459,12 +456,12 @@ static int ttl_one(fakedb *db, fakedb__table *t, const fakedb__key *k, json_obje
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int fakedb__ttl_refresh(fakedb *db, fakedb__table *t)
+int fakedb__ttl_refresh(fakedb__store *db, fakedb__table *t)
 {
     return each_item(db, t, ttl_one, NULL);
 }
 
-int fakedb__store_reset(fakedb *db)
+int fakedb__store_reset(fakedb__store *db)
 {
     int rc = 0;
     rc |= exec_simple(db, "DELETE FROM fdb_items");
@@ -475,7 +472,7 @@ int fakedb__store_reset(fakedb *db)
     return rc ? -1 : 0;
 }
 
-int fakedb__token_lookup(fakedb *db, const char *token, int64_t now_ms, char *digest, size_t n)
+int fakedb__token_lookup(fakedb__store *db, const char *token, int64_t now_ms, char *digest, size_t n)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT digest FROM fdb_tokens WHERE token = ?1 AND expires_ms > ?2");
     if (!st)
@@ -491,7 +488,7 @@ int fakedb__token_lookup(fakedb *db, const char *token, int64_t now_ms, char *di
     return found;
 }
 
-int fakedb__token_save(fakedb *db, const char *token, const char *digest, int64_t expires_ms)
+int fakedb__token_save(fakedb__store *db, const char *token, const char *digest, int64_t expires_ms)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "INSERT OR REPLACE INTO fdb_tokens(token, digest, expires_ms) VALUES(?1, ?2, ?3)");
     if (!st)

@@ -1,7 +1,7 @@
 /* tables.c: the table operations (CreateTable, UpdateTable, DeleteTable, DescribeTable,
- * ListTables, the time-to-live pair) and the in-memory view of each table's key schema
- * and indexes that every item operation consults. */
-#include "internal.h"
+ * ListTables, the time-to-live pair): they check a table's spec the way DynamoDB does
+ * and keep it through schema.c and store.c. */
+#include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,57 +9,6 @@
 
 #define MAX_GSI 20
 #define MAX_LSI 5
-
-static void index_clear(fakedb__index *ix)
-{
-    free(ix->name);
-    free(ix->pk);
-    free(ix->sk);
-    for (size_t i = 0; i < ix->n_include; i++)
-        free(ix->include[i]);
-    free(ix->include);
-}
-
-void fakedb__table_free(fakedb__table *t)
-{
-    if (!t)
-        return;
-    for (size_t i = 0; i < t->n_idx; i++)
-        index_clear(&t->idx[i]);
-    free(t->idx);
-    free(t->name);
-    free(t->pk);
-    free(t->sk);
-    free(t->ttl_attr);
-    json_object_put(t->spec);
-    free(t);
-}
-
-void fakedb__tables_clear(fakedb *db)
-{
-    fakedb__table *t = db->tables, *n;
-    for (; t; t = n) {
-        n = t->next;
-        fakedb__table_free(t);
-    }
-    db->tables = NULL;
-}
-
-fakedb__table *fakedb__table_find(fakedb *db, const char *name)
-{
-    for (fakedb__table *t = db->tables; t; t = t->next)
-        if (!strcmp(t->name, name))
-            return t;
-    return NULL;
-}
-
-const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name)
-{
-    for (size_t i = 0; i < t->n_idx; i++)
-        if (!strcmp(t->idx[i].name, name))
-            return &t->idx[i];
-    return NULL;
-}
 
 static const char *strip_arn(const char *name)
 {
@@ -73,25 +22,25 @@ int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r)
 {
     size_t n = strlen(name);
     if (n < 3)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 3", name, what);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 3", name, what);
     if (n > 255)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '%.64s...' at '%s' failed to satisfy constraint: Member must have length less than or equal to 255", name, what);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%.64s...' at '%s' failed to satisfy constraint: Member must have length less than or equal to 255", name, what);
     for (size_t i = 0; i < n; i++) {
         char c = name[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '_' || c == '-' || c == '.'))
-            return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", name, what);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", name, what);
     }
     return 0;
 }
 
-int fakedb__table_lookup(fakedb *db, json_object *req, fakedb__table **out, fakedb__reply *r)
+int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **out, fakedb__reply *r)
 {
     json_object *v = fakedb__json_get(req, "TableName");
     if (!v)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(v, json_type_string))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "%s", json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "%s", json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)
                                                             ? "NUMBER_VALUE cannot be converted to String"
                                                             : "Unexpected value type in payload");
     const char *name = strip_arn(json_object_get_string(v));
@@ -99,95 +48,11 @@ int fakedb__table_lookup(fakedb *db, json_object *req, fakedb__table **out, fake
         return -1;
     *out = fakedb__table_find(db, name);
     if (!*out)
-        return fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found");
+        return fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found");
     return 0;
 }
 
 /* ---- specs ---- */
-
-static char attr_type(json_object *defs, const char *name)
-{
-    size_t n = defs ? json_object_array_length(defs) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *d = json_object_array_get_idx(defs, i);
-        const char *an = fakedb__json_str(d, "AttributeName");
-        const char *at = fakedb__json_str(d, "AttributeType");
-        if (an && at && !strcmp(an, name))
-            return at[0];
-    }
-    return 0;
-}
-
-static void key_schema_names(json_object *ks, const char **hash, const char **range)
-{
-    *hash = *range = NULL;
-    size_t n = ks ? json_object_array_length(ks) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(ks, i);
-        const char *an = fakedb__json_str(e, "AttributeName");
-        const char *kt = fakedb__json_str(e, "KeyType");
-        if (an && kt && !strcmp(kt, "HASH"))
-            *hash = an;
-        else if (an && kt && !strcmp(kt, "RANGE"))
-            *range = an;
-    }
-}
-
-static int index_from_spec(fakedb__index *ix, json_object *spec, json_object *defs, bool global)
-{
-    const char *h, *rg;
-    json_object *proj = fakedb__json_get(spec, "Projection");
-    const char *pt = fakedb__json_str(proj, "ProjectionType");
-    key_schema_names(fakedb__json_get(spec, "KeySchema"), &h, &rg);
-    if (!h)
-        return -1;
-    ix->name = strdup(fakedb__json_str(spec, "IndexName"));
-    ix->global = global;
-    ix->pk = strdup(h);
-    ix->pk_type = attr_type(defs, h);
-    ix->sk = rg ? strdup(rg) : NULL;
-    ix->sk_type = rg ? attr_type(defs, rg) : 0;
-    ix->projection = !pt || !strcmp(pt, "ALL") ? FDB_PROJ_ALL
-                     : !strcmp(pt, "KEYS_ONLY") ? FDB_PROJ_KEYS_ONLY : FDB_PROJ_INCLUDE;
-    json_object *nka = fakedb__json_get(proj, "NonKeyAttributes");
-    size_t n = nka && json_object_is_type(nka, json_type_array) ? json_object_array_length(nka) : 0;
-    ix->include = n ? calloc(n, sizeof *ix->include) : NULL;
-    for (size_t i = 0; i < n && ix->include; i++) {
-        const char *s = json_object_get_string(json_object_array_get_idx(nka, i));
-        ix->include[ix->n_include++] = strdup(s ? s : "");
-    }
-    return 0;
-}
-
-fakedb__table *fakedb__table_from_spec(const char *name, json_object *spec)
-{
-    fakedb__table *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    json_object *defs = fakedb__json_get(spec, "AttributeDefinitions");
-    const char *h, *rg;
-    key_schema_names(fakedb__json_get(spec, "KeySchema"), &h, &rg);
-    t->name = strdup(name);
-    t->spec = json_object_get(spec);
-    if (!h) {
-        fakedb__table_free(t);
-        return NULL;
-    }
-    t->pk = strdup(h);
-    t->pk_type = attr_type(defs, h);
-    t->sk = rg ? strdup(rg) : NULL;
-    t->sk_type = rg ? attr_type(defs, rg) : 0;
-    json_object *g = fakedb__json_get(spec, "GlobalSecondaryIndexes");
-    json_object *l = fakedb__json_get(spec, "LocalSecondaryIndexes");
-    size_t ng = g ? json_object_array_length(g) : 0, nl = l ? json_object_array_length(l) : 0;
-    t->idx = ng + nl ? calloc(ng + nl, sizeof *t->idx) : NULL;
-    for (size_t i = 0; i < ng + nl && t->idx; i++) {
-        json_object *s = i < ng ? json_object_array_get_idx(g, i) : json_object_array_get_idx(l, i - ng);
-        if (index_from_spec(&t->idx[t->n_idx], s, defs, i < ng) == 0)
-            t->n_idx++;
-    }
-    return t;
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -221,37 +86,37 @@ static const char k_name_length[] =
 static int check_key_schema(json_object *ks, json_object *defs, const char *what, bool table_key, fakedb__reply *r)
 {
     if (!ks || !json_object_is_type(ks, json_type_array) || json_object_array_length(ks) == 0)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", what);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", what);
     size_t n = json_object_array_length(ks);
     if (n > 2)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 2",
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 2",
                                        json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN), what);
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(ks, i);
         const char *an = fakedb__json_str(e, "AttributeName");
         const char *kt = fakedb__json_str(e, "KeyType");
         if (!an || !kt)
-            return fakedb__fail_validation(r, "1 validation error detected: Value null at '%s.%zu.member.%s' failed to satisfy constraint: Member must not be null",
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s.%zu.member.%s' failed to satisfy constraint: Member must not be null",
                                            what, i + 1, an ? "keyType" : "attributeName");
         if (strcmp(kt, "HASH") && strcmp(kt, "RANGE"))
-            return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at '%s.%zu.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", kt, what, i + 1);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s.%zu.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", kt, what, i + 1);
         if (!an[0] || strlen(an) > 255)
-            return fakedb__fail_validation(r, "%s", k_name_length);
+            return fakedb__reply_fail_validation(r, "%s", k_name_length);
         if ((i == 0) != (strcmp(kt, "HASH") == 0))
-            return fakedb__fail_validation(r, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
-        if (!attr_type(defs, an)) {
+            return fakedb__reply_fail_validation(r, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+        if (!fakedb__spec_attr_type(defs, an)) {
             if (table_key)
-                return fakedb__fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
+                return fakedb__reply_fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
             char names[1024];
             def_names(defs, names, sizeof names);
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]", an, names);
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]", an, names);
         }
     }
     if (n == 2) {
         const char *a = fakedb__json_str(json_object_array_get_idx(ks, 0), "AttributeName");
         const char *b = fakedb__json_str(json_object_array_get_idx(ks, 1), "AttributeName");
         if (!strcmp(a, b))
-            return fakedb__fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
+            return fakedb__reply_fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
     }
     return 0;
 }
@@ -260,14 +125,14 @@ static int check_throughput(json_object *pt, bool on_demand, const char *what, f
 {
     if (on_demand) {
         if (pt)
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
         return 0;
     }
     json_object *rc = fakedb__json_get(pt, "ReadCapacityUnits"), *wc = fakedb__json_get(pt, "WriteCapacityUnits");
     if (!pt || !rc || !wc)
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
     if (json_object_get_int64(rc) < 1 || json_object_get_int64(wc) < 1)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '0' at '%s.readCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1", what);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '0' at '%s.readCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1", what);
     return 0;
 }
 
@@ -276,21 +141,21 @@ static int check_projection(json_object *p, fakedb__reply *r)
     const char *pt = fakedb__json_str(p, "ProjectionType");
     json_object *nka = fakedb__json_get(p, "NonKeyAttributes");
     if (!p)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'projection' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'projection' failed to satisfy constraint: Member must not be null");
     /* ProjectionType is optional in the API's shape, but an index needs one: the
      * service's check (DynamoDB Local's text; AWS's not verified) */
     if (!pt)
-        return fakedb__fail_validation(r, "Indexes must have a projection specified");
+        return fakedb__reply_fail_validation(r, "Indexes must have a projection specified");
     if (pt && strcmp(pt, "ALL") && strcmp(pt, "KEYS_ONLY") && strcmp(pt, "INCLUDE"))
-        return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to satisfy constraint: Member must satisfy enum value set: [INCLUDE, ALL, KEYS_ONLY]", pt);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to satisfy constraint: Member must satisfy enum value set: [INCLUDE, ALL, KEYS_ONLY]", pt);
     if (nka && (!pt || strcmp(pt, "INCLUDE")))
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified", pt ? pt : "null");
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified", pt ? pt : "null");
     if (pt && !strcmp(pt, "INCLUDE") && (!nka || !json_object_is_type(nka, json_type_array) || json_object_array_length(nka) == 0))
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: NonKeyAttributes must not be empty");
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: NonKeyAttributes must not be empty");
     for (size_t i = 0; nka && json_object_is_type(nka, json_type_array) && i < json_object_array_length(nka); i++) {
         const char *a = json_object_get_string(json_object_array_get_idx(nka, i));
         if (!a || !a[0] || strlen(a) > 255)
-            return fakedb__fail_validation(r, "%s", k_name_length);
+            return fakedb__reply_fail_validation(r, "%s", k_name_length);
     }
     return 0;
 }
@@ -300,25 +165,25 @@ static int check_index(json_object *ix, json_object *defs, bool global, bool on_
 {
     const char *name = fakedb__json_str(ix, "IndexName");
     if (!name)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'indexName' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'indexName' failed to satisfy constraint: Member must not be null");
     if (fakedb__valid_name(name, "indexName", r))
         return -1;
     json_object *ks = fakedb__json_get(ix, "KeySchema");
     if (check_key_schema(ks, defs, "keySchema", false, r) || check_projection(fakedb__json_get(ix, "Projection"), r))
         return -1;
     const char *h, *rg;
-    key_schema_names(ks, &h, &rg);
+    fakedb__spec_key_names(ks, &h, &rg);
     if (global) {
         if (check_throughput(fakedb__json_get(ix, "ProvisionedThroughput"), on_demand,
                              "globalSecondaryIndexes.member.provisionedThroughput", r))
             return -1;
     } else {
         if (!table_sk)
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex");
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex");
         if (strcmp(h, table_pk))
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s", name, h, table_pk);
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s", name, h, table_pk);
         if (!rg)
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Index KeySchema must have a range key for index: %s", name);
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Index KeySchema must have a range key for index: %s", name);
     }
     return 0;
 }
@@ -327,20 +192,20 @@ static int check_index(json_object *ix, json_object *defs, bool global, bool on_
 static int check_definitions(json_object *defs, json_object *used_names, fakedb__reply *r)
 {
     if (!defs || !json_object_is_type(defs, json_type_array))
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions' failed to satisfy constraint: Member must not be null");
     size_t n = json_object_array_length(defs);
     for (size_t i = 0; i < n; i++) {
         json_object *d = json_object_array_get_idx(defs, i);
         const char *an = fakedb__json_str(d, "AttributeName"), *at = fakedb__json_str(d, "AttributeType");
         if (!an || !at)
-            return fakedb__fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member.%s' failed to satisfy constraint: Member must not be null", i + 1, an ? "attributeType" : "attributeName");
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member.%s' failed to satisfy constraint: Member must not be null", i + 1, an ? "attributeType" : "attributeName");
         if (strcmp(at, "S") && strcmp(at, "N") && strcmp(at, "B"))
-            return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", at, i + 1);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", at, i + 1);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(an, fakedb__json_str(json_object_array_get_idx(defs, k), "AttributeName")))
-                return fakedb__fail_validation(r, "Cannot have two attributes with the same name");
+                return fakedb__reply_fail_validation(r, "Cannot have two attributes with the same name");
         if (!fakedb__json_get(used_names, an))
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
     }
     return 0;
 }
@@ -375,19 +240,19 @@ static int check_index_list(json_object *list, const char *what, size_t max, jso
     if (!list)
         return 0;
     if (!json_object_is_type(list, json_type_array))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     size_t n = json_object_array_length(list);
     if (n == 0)
-        return fakedb__fail_validation(r, "One or more parameter values were invalid: List of %s is empty", what);
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: List of %s is empty", what);
     if (n > max)
-        return fakedb__fail(r, FDB_E_LIMIT, "One or more parameter values were invalid: Number of %s exceeds the per-table limit of %zu", what, max);
+        return fakedb__reply_fail(r, FDB_E_LIMIT, "One or more parameter values were invalid: Number of %s exceeds the per-table limit of %zu", what, max);
     for (size_t i = 0; i < n; i++) {
         json_object *ix = json_object_array_get_idx(list, i);
         if (check_index(ix, defs, global, on_demand, pk, sk, r))
             return -1;
         const char *name = fakedb__json_str(ix, "IndexName");
         if (fakedb__json_get(seen, name))
-            return fakedb__fail_validation(r, "One or more parameter values were invalid: Duplicate index name: %s", name);
+            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Duplicate index name: %s", name);
         json_object_object_add(seen, name, json_object_new_boolean(1));
         note_used(used, fakedb__json_get(ix, "KeySchema"));
     }
@@ -421,7 +286,7 @@ static json_object *throughput_json(json_object *pt)
     return o;
 }
 
-static int64_t index_count(fakedb *db, fakedb__table *t, const char *iname)
+static int64_t index_count(fakedb__store *db, fakedb__table *t, const char *iname)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT count(*) FROM fdb_index WHERE tid = ?1 AND iname = ?2");
     int64_t n = 0;
@@ -435,7 +300,7 @@ static int64_t index_count(fakedb *db, fakedb__table *t, const char *iname)
     return n;
 }
 
-static json_object *describe(fakedb *db, fakedb__table *t, const char *status)
+static json_object *describe(fakedb__store *db, fakedb__table *t, const char *status)
 {
     json_object *d = json_object_new_object();
     json_object *spec = t->spec;
@@ -509,19 +374,19 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
     json_object *ks = fakedb__json_get(req, "KeySchema");
     const char *billing = fakedb__json_str(req, "BillingMode");
     if (billing && strcmp(billing, "PROVISIONED") && strcmp(billing, "PAY_PER_REQUEST")) {
-        fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", billing);
+        fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", billing);
         return NULL;
     }
     bool on_demand = billing && !strcmp(billing, "PAY_PER_REQUEST");
     if (defs && !json_object_is_type(defs, json_type_array)) {
-        fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+        fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
         return NULL;
     }
     if (check_key_schema(ks, defs, "keySchema", true, r) ||
         check_throughput(fakedb__json_get(req, "ProvisionedThroughput"), on_demand, "provisionedThroughput", r))
         return NULL;
     const char *pk, *sk;
-    key_schema_names(ks, &pk, &sk);
+    fakedb__spec_key_names(ks, &pk, &sk);
     json_object *seen = json_object_new_object(), *used = json_object_new_object();
     note_used(used, ks);
     json_object *g = fakedb__json_get(req, "GlobalSecondaryIndexes");
@@ -552,20 +417,20 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
     return spec;
 }
 
-static int create_locked(fakedb *db, const char *name, json_object *spec, fakedb__reply *r,
+static int create_locked(fakedb__store *db, const char *name, json_object *spec, fakedb__reply *r,
                          fakedb__table **out)
 {
     if (fakedb__table_find(db, name))
-        return fakedb__fail(r, FDB_E_IN_USE, "Table already exists: %s", name);
+        return fakedb__reply_fail(r, FDB_E_IN_USE, "Table already exists: %s", name);
     fakedb__table *t = fakedb__table_from_spec(name, spec);
     if (!t)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     t->id = db->next_table_id++;
-    t->created_ms = fakedb__now_ms(db);
+    t->created_ms = fakedb__now_ms(db->clock);
     if (fakedb__tx_begin(db) || fakedb__table_save(db, t) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
         fakedb__table_free(t);
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     t->next = db->tables;
     db->tables = t;
@@ -573,11 +438,11 @@ static int create_locked(fakedb *db, const char *name, json_object *spec, fakedb
     return 0;
 }
 
-int fakedb__op_create_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_create_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     const char *name = fakedb__json_str(req, "TableName");
     if (!name)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
     if (fakedb__valid_name(name, "tableName", r))
         return -1;
     json_object *spec = create_spec(req, r);
@@ -595,48 +460,7 @@ int fakedb__op_create_table(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb_create_table(fakedb *db, const char *name, const char *pk, const char *sk,
-                        fakedb_error *err)
-{
-    fakedb__reply r;
-    memset(&r, 0, sizeof r);
-    if (!db || !name || !pk) {
-        if (err) {
-            err->code = FAKEDB_EINVAL;
-            snprintf(err->message, sizeof err->message, "a table name and a partition key are required");
-        }
-        return FAKEDB_EINVAL;
-    }
-    json_object *req = json_object_new_object();
-    json_object *defs = json_object_new_array(), *ks = json_object_new_array();
-    const char *names[2] = { pk, sk };
-    for (int i = 0; i < 2 && names[i]; i++) {
-        json_object *d = json_object_new_object(), *k = json_object_new_object();
-        json_object_object_add(d, "AttributeName", json_object_new_string(names[i]));
-        json_object_object_add(d, "AttributeType", json_object_new_string("S"));
-        json_object_object_add(k, "AttributeName", json_object_new_string(names[i]));
-        json_object_object_add(k, "KeyType", json_object_new_string(i ? "RANGE" : "HASH"));
-        json_object_array_add(defs, d);
-        json_object_array_add(ks, k);
-    }
-    json_object_object_add(req, "TableName", json_object_new_string(name));
-    json_object_object_add(req, "AttributeDefinitions", defs);
-    json_object_object_add(req, "KeySchema", ks);
-    json_object_object_add(req, "BillingMode", json_object_new_string("PAY_PER_REQUEST"));
-    int rc = fakedb__op_create_table(db, req, &r);
-    json_object_put(req);
-    json_object_put(r.body);
-    if (rc == 0)
-        return 0;
-    int code = r.type && !strcmp(r.type, FDB_E_IN_USE) ? FAKEDB_EINUSE : FAKEDB_EINVAL;
-    if (err) {
-        err->code = code;
-        fakedb__copy_str(err->message, sizeof err->message, r.message);
-    }
-    return code;
-}
-
-int fakedb__op_describe_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_describe_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
@@ -644,27 +468,27 @@ int fakedb__op_describe_table(fakedb *db, json_object *req, fakedb__reply *r)
     if (rc == 0) {
         r->body = json_object_new_object();
         json_object_object_add(r->body, "Table", describe(db, t, "ACTIVE"));
-    } else if (r->type && !strcmp(r->type, FDB_E_NOT_FOUND)) {
-        fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
+    } else if (r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND)) {
+        fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     }
     pthread_mutex_unlock(&db->lock);
     return rc;
 }
 
-int fakedb__op_delete_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
     int rc = fakedb__table_lookup(db, req, &t, r);
-    if (rc && r->type && !strcmp(r->type, FDB_E_NOT_FOUND))
-        fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
+    if (rc && r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND))
+        fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     if (rc == 0) {
         json_object *dp = fakedb__json_get(t->spec, "DeletionProtectionEnabled");
         if (dp && json_object_get_boolean(dp)) {
-            rc = fakedb__fail_validation(r, "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
+            rc = fakedb__reply_fail_validation(r, "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
         } else if (fakedb__tx_begin(db) || fakedb__table_drop(db, t) || fakedb__tx_commit(db)) {
             fakedb__tx_rollback(db);
-            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         } else {
             r->body = json_object_new_object();
             json_object_object_add(r->body, "TableDescription", describe(db, t, "DELETING"));
@@ -684,13 +508,13 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int fakedb__op_list_tables(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_list_tables(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     int64_t limit = 100;
-    if (fakedb__json_int_param(req, "Limit", &limit, r))
+    if (fakedb__json_int_param(req, "Limit", &limit, &r->err))
         return -1;
     if (limit < 1 || limit > 100)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value %s", (long long)limit,
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%lld' at 'limit' failed to satisfy constraint: Member must have value %s", (long long)limit,
                                        limit < 1 ? "greater than or equal to 1" : "less than or equal to 100");
     const char *start = fakedb__json_str(req, "ExclusiveStartTableName");
     if (start && fakedb__valid_name(start, "exclusiveStartTableName", r))
@@ -705,7 +529,7 @@ int fakedb__op_list_tables(fakedb *db, json_object *req, fakedb__reply *r)
         names[k] = strdup(t->name), k++;
     pthread_mutex_unlock(&db->lock);
     if (!names)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     qsort(names, n, sizeof *names, cmp_names);
     json_object *arr = json_object_new_array();
     const char *last = NULL;
@@ -750,7 +574,7 @@ static void merge_definitions(json_object *spec, json_object *defs)
     for (size_t i = 0; defs && i < json_object_array_length(defs); i++) {
         json_object *d = json_object_array_get_idx(defs, i);
         const char *an = fakedb__json_str(d, "AttributeName");
-        if (an && !attr_type(cur, an))
+        if (an && !fakedb__spec_attr_type(cur, an))
             json_object_array_add(cur, fakedb__json_copy(d));
     }
 }
@@ -776,7 +600,7 @@ static void prune_definitions(json_object *spec)
     json_object_put(used);
 }
 
-static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb__reply *r)
+static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, fakedb__reply *r)
 {
     json_object *spec = fakedb__json_copy(t->spec);
     const char *billing = fakedb__json_str(req, "BillingMode");
@@ -789,12 +613,12 @@ static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb_
     char *created = NULL, *deleted = NULL;
     if (!billing && !pt && !gu && !ss && !dp && !fakedb__json_get(req, "SSESpecification") &&
         !fakedb__json_get(req, "ReplicaUpdates") && !fakedb__json_get(req, "TableClass")) {
-        rc = fakedb__fail_validation(r, "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+        rc = fakedb__reply_fail_validation(r, "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
         goto out;
     }
     if (billing) {
         if (strcmp(billing, "PROVISIONED") && strcmp(billing, "PAY_PER_REQUEST")) {
-            rc = fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", billing);
+            rc = fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", billing);
             goto out;
         }
         json_object_object_add(spec, "BillingMode", json_object_new_string(billing));
@@ -826,7 +650,7 @@ static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb_
             if ((rc = check_index(c, fakedb__json_get(spec, "AttributeDefinitions"), true, on_demand, t->pk, t->sk, r)))
                 goto out;
             if (find_index_spec(list, name, NULL) || find_index_spec(fakedb__json_get(spec, "LocalSecondaryIndexes"), name, NULL)) {
-                rc = fakedb__fail_validation(r, "One or more parameter values were invalid: Index with name %s already exists", name);
+                rc = fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Index with name %s already exists", name);
                 goto out;
             }
             if (!list) {
@@ -843,7 +667,7 @@ static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb_
             const char *name = fakedb__json_str(d, "IndexName");
             size_t pos;
             if (!name || !find_index_spec(list, name, &pos)) {
-                rc = fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Index: %s not found", name ? name : "null");
+                rc = fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Index: %s not found", name ? name : "null");
                 goto out;
             }
             json_object_array_del_idx(list, pos, 1);
@@ -855,7 +679,7 @@ static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb_
             const char *name = fakedb__json_str(up, "IndexName");
             json_object *e = name ? find_index_spec(list, name, NULL) : NULL;
             if (!e) {
-                rc = fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Index: %s not found", name ? name : "null");
+                rc = fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Index: %s not found", name ? name : "null");
                 goto out;
             }
             json_object *npt = fakedb__json_get(up, "ProvisionedThroughput");
@@ -867,7 +691,7 @@ static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb_
     {
         fakedb__table *nt = fakedb__table_from_spec(t->name, spec);
         if (!nt) {
-            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
             goto out;
         }
         /* swap the parsed parts into t, keeping its identity */
@@ -885,7 +709,7 @@ static int update_locked(fakedb *db, fakedb__table *t, json_object *req, fakedb_
         (created && fakedb__index_fill(db, t, fakedb__index_find(t, created))) ||
         fakedb__table_save(db, t) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
-        rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         goto out;
     }
     r->body = json_object_new_object();
@@ -897,7 +721,7 @@ out:
     return rc;
 }
 
-int fakedb__op_update_table(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_update_table(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
@@ -910,19 +734,19 @@ int fakedb__op_update_table(fakedb *db, json_object *req, fakedb__reply *r)
 
 /* ---- time to live ---- */
 
-int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_update_ttl(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *spec = fakedb__json_get(req, "TimeToLiveSpecification");
     if (!spec)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification' failed to satisfy constraint: Member must not be null");
     const char *attr = fakedb__json_str(spec, "AttributeName");
     json_object *en = fakedb__json_get(spec, "Enabled");
     if (!attr || !attr[0])
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must not be null");
     if (!en)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(en, json_type_boolean))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean",
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean",
                             json_object_is_type(en, json_type_string) ? "STRING_VALUE"
                             : json_object_is_type(en, json_type_int) || json_object_is_type(en, json_type_double) ? "NUMBER_VALUE"
                                                                                                                  : "Value");
@@ -933,12 +757,12 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
     if (rc == 0) {
         if (enable && t->ttl_attr) {
             rc = strcmp(t->ttl_attr, attr)
-                ? fakedb__fail_validation(r, "TimeToLive is active on a different AttributeName: current AttributeName is %s", t->ttl_attr)
-                : fakedb__fail_validation(r, "TimeToLive is already enabled");
+                ? fakedb__reply_fail_validation(r, "TimeToLive is active on a different AttributeName: current AttributeName is %s", t->ttl_attr)
+                : fakedb__reply_fail_validation(r, "TimeToLive is already enabled");
         } else if (!enable && !t->ttl_attr) {
-            rc = fakedb__fail_validation(r, "TimeToLive is already disabled");
+            rc = fakedb__reply_fail_validation(r, "TimeToLive is already disabled");
         } else if (!enable && strcmp(t->ttl_attr, attr)) {
-            rc = fakedb__fail_validation(r, "TimeToLive is active on a different AttributeName: current AttributeName is %s", t->ttl_attr);
+            rc = fakedb__reply_fail_validation(r, "TimeToLive is active on a different AttributeName: current AttributeName is %s", t->ttl_attr);
         } else {
             char *old = t->ttl_attr;
             t->ttl_attr = enable ? strdup(attr) : NULL;
@@ -948,7 +772,7 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
                 free(t->ttl_attr);
                 t->ttl_attr = old;
                 old = NULL;
-                rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+                rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
             }
             free(old);
         }
@@ -966,13 +790,13 @@ int fakedb__op_update_ttl(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb__op_describe_ttl(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_describe_ttl(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
     int rc = fakedb__table_lookup(db, req, &t, r);
-    if (rc && r->type && !strcmp(r->type, FDB_E_NOT_FOUND))    /* as DescribeTable says it */
-        fakedb__fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
+    if (rc && r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND))    /* as DescribeTable says it */
+        fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     if (rc == 0) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "TimeToLiveStatus", json_object_new_string(t->ttl_attr ? "ENABLED" : "DISABLED"));

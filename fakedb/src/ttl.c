@@ -2,14 +2,14 @@
  * the server's clock are deleted: on every fake clock move before it returns, and about
  * once a second with the system clock. As DynamoDB does, values more than five years in
  * the past are ignored. */
-#include "internal.h"
+#include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define FIVE_YEARS_S (5LL * 365 * 24 * 3600)
 
-static int sweep_table(fakedb *db, fakedb__table *t, int64_t now_s)
+static int sweep_table(fakedb__store *db, fakedb__table *t, int64_t now_s)
 {
     /* collect first: deleting while a statement walks the same index is avoided */
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT pk, sk, item FROM fdb_items WHERE tid = ?1 AND ttl IS NOT NULL AND ttl <= ?2 AND ttl >= ?3 LIMIT 1000");
@@ -52,9 +52,9 @@ static int sweep_table(fakedb *db, fakedb__table *t, int64_t now_s)
     return rc < 0 ? rc : (int)n;
 }
 
-int fakedb__ttl_sweep(fakedb *db)
+int fakedb__ttl_sweep(fakedb__store *db)
 {
-    int64_t now_s = fakedb__now_ms(db) / 1000;
+    int64_t now_s = fakedb__now_ms(db->clock) / 1000;
     int total = 0;
     pthread_mutex_lock(&db->lock);
     for (fakedb__table *t = db->tables; t; t = t->next) {

@@ -3,7 +3,7 @@
  * it is applied all or nothing in one sqlite transaction; a failed condition cancels it
  * with the reasons in request order. ClientRequestToken makes a write idempotent for ten
  * minutes of the server's clock. */
-#include "internal.h"
+#include "ops.h"
 #include "expr.h"
 
 #include <openssl/evp.h>
@@ -18,9 +18,9 @@
  * ValidationError reason for that action instead of failing the request. */
 static bool key_schema_error(const fakedb__reply *r)
 {
-    return r->type && !strcmp(r->type, FDB_E_VALIDATION) &&
-           (strstr(r->message, "Type mismatch for key") || strstr(r->message, "Missing the key") ||
-            strstr(r->message, "The provided key element does not match the schema"));
+    return r->err.type && !strcmp(r->err.type, FDB_E_VALIDATION) &&
+           (strstr(r->err.message, "Type mismatch for key") || strstr(r->err.message, "Missing the key") ||
+            strstr(r->err.message, "The provided key element does not match the schema"));
 }
 
 static int same_item(const fakedb__write *a, const fakedb__write *b)
@@ -33,16 +33,16 @@ static int tx_items(json_object *req, fakedb__reply *r, json_object **out)
 {
     *out = fakedb__json_get(req, "TransactItems");
     if (!*out)
-        return fakedb__fail_validation(r, "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must not be null");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(*out, json_type_array))
-        return fakedb__fail(r, FDB_E_SERIALIZATION, json_object_is_type(*out, json_type_object)
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, json_object_is_type(*out, json_type_object)
                                                         ? "Start of structure or map found where not expected."
                                                         : "Unexpected value type in payload");
     size_t n = json_object_array_length(*out);
     if (n == 0)
-        return fakedb__fail_validation(r, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
     if (n > MAX_TX_ITEMS)
-        return fakedb__fail_validation(r, "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to %d", MAX_TX_ITEMS);
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to %d", MAX_TX_ITEMS);
     return 0;
 }
 
@@ -83,7 +83,7 @@ static void cancel(fakedb__reply *r, fakedb__write *w, size_t n, const int *outc
         if (k > 0)
             o += (size_t)k;
     }
-    fakedb__fail(r, FDB_E_TX_CANCELED, "Transaction cancelled, please refer cancellation reasons for specific reasons [%s]", codes);
+    fakedb__reply_fail(r, FDB_E_TX_CANCELED, "Transaction cancelled, please refer cancellation reasons for specific reasons [%s]", codes);
     r->condition_failure = cond;
     r->body = json_object_new_object();
     json_object_object_add(r->body, "CancellationReasons", reasons);
@@ -92,22 +92,22 @@ static void cancel(fakedb__reply *r, fakedb__write *w, size_t n, const int *outc
 static const char *const k_kinds[] = { "Put", "Update", "Delete", "ConditionCheck" };
 static const fakedb__wkind k_wkinds[] = { FDB_W_PUT, FDB_W_UPDATE, FDB_W_DELETE, FDB_W_CHECK };
 
-static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fakedb__write *w,
+static int tx_write_locked(fakedb__store *db, json_object *req, json_object *list, fakedb__write *w,
                            size_t *prepared, fakedb__reply *r)
 {
     size_t n = json_object_array_length(list);
     const char *token = fakedb__json_str(req, "ClientRequestToken");
     char digest[65] = "", seen[80];
-    int64_t now = fakedb__now_ms(db);
+    int64_t now = fakedb__now_ms(db->clock);
     if (token) {
         size_t tl = strlen(token);
         if (tl < 1 || tl > 36)
-            return fakedb__fail_validation(r, "1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36", token);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36", token);
         digest_of(list, digest);
         int found = fakedb__token_lookup(db, token, now, seen, sizeof seen);
         if (found == 1) {
             if (strcmp(seen, digest))
-                return fakedb__fail(r, FDB_E_IDEMPOTENT, "Request token is already used for a different request.");
+                return fakedb__reply_fail(r, FDB_E_IDEMPOTENT, "Request token is already used for a different request.");
             r->body = json_object_new_object();
             return 0;
         }
@@ -120,7 +120,7 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
     if (!outcome || !msgs) {
         free(outcome);
         free(msgs);
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
@@ -135,7 +135,7 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
             }
         }
         if (found != 1) {
-            rc = fakedb__fail_validation(r, "TransactItems can only contain one of Check, Put, Update or Delete");
+            rc = fakedb__reply_fail_validation(r, "TransactItems can only contain one of Check, Put, Update or Delete");
             goto out;
         }
         /* Counted before it is prepared: a write that fails half-way holds parsed
@@ -147,7 +147,7 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
                 goto out;
             }
             outcome[i] = -1;
-            fakedb__copy_str(msgs[i], sizeof msgs[i], r->message);
+            fakedb__copy_str(msgs[i], sizeof msgs[i], r->err.message);
             memset(r, 0, sizeof *r);
             failed = true;
             continue;
@@ -155,13 +155,13 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
         payload += fakedb__item_size(w[i].kind == FDB_W_PUT ? w[i].item : w[i].key_attrs);
         for (size_t j = 0; j < i; j++) {
             if (!outcome[j] && same_item(&w[j], &w[i])) {
-                rc = fakedb__fail_validation(r, "Transaction request cannot include multiple operations on one item");
+                rc = fakedb__reply_fail_validation(r, "Transaction request cannot include multiple operations on one item");
                 goto out;
             }
         }
     }
     if (payload > MAX_TX_BYTES) {
-        rc = fakedb__fail_validation(r, "Transaction payload size cannot exceed 4MB. Payload Size: %zu", payload);
+        rc = fakedb__reply_fail_validation(r, "Transaction payload size cannot exceed 4MB. Payload Size: %zu", payload);
         goto out;
     }
     if (failed) {
@@ -177,7 +177,7 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
          * item grown past 400 KB) fails the whole request, as DynamoDB does; only keys
          * that do not fit (above) become ValidationError reasons. */
         if (outcome[i] < 0) {
-            fakedb__fail(r, sub.type ? sub.type : FDB_E_INTERNAL, "%s", sub.message);
+            fakedb__reply_fail(r, sub.err.type ? sub.err.type : FDB_E_INTERNAL, "%s", sub.err.message);
             json_object_put(sub.body);
             rc = -1;
             goto out;
@@ -199,7 +199,7 @@ static int tx_write_locked(fakedb *db, json_object *req, json_object *list, fake
             rc = fakedb__tx_commit(db);
         if (rc) {
             fakedb__tx_rollback(db);
-            fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         } else {
             r->body = json_object_new_object();
         }
@@ -236,7 +236,7 @@ static void tx_capacity(json_object *req, json_object *body, fakedb__write *w, s
     json_object_object_add(body, "ConsumedCapacity", caps);
 }
 
-int fakedb__op_transact_write(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_transact_write(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *list;
     if (tx_items(req, r, &list))
@@ -244,7 +244,7 @@ int fakedb__op_transact_write(fakedb *db, json_object *req, fakedb__reply *r)
     size_t n = json_object_array_length(list), prepared = 0;
     fakedb__write *w = calloc(n, sizeof *w);
     if (!w)
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     pthread_mutex_lock(&db->lock);
     int rc = tx_write_locked(db, req, list, w, &prepared, r);
     if (rc == 0)
@@ -256,7 +256,7 @@ int fakedb__op_transact_write(fakedb *db, json_object *req, fakedb__reply *r)
     return rc;
 }
 
-int fakedb__op_transact_get(fakedb *db, json_object *req, fakedb__reply *r)
+int fakedb__op_transact_get(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *list;
     if (tx_items(req, r, &list))
@@ -270,14 +270,14 @@ int fakedb__op_transact_get(fakedb *db, json_object *req, fakedb__reply *r)
         free(w);
         free(proj);
         json_object_put(responses);
-        return fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     pthread_mutex_lock(&db->lock);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
         json_object *get = fakedb__json_get(e, "Get");
         if (!get || json_object_object_length(e) != 1) {
-            rc = fakedb__fail_validation(r, "1 validation error detected: Value null at 'transactItems.%zu.member.get' failed to satisfy constraint: Member must not be null", i + 1);
+            rc = fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'transactItems.%zu.member.get' failed to satisfy constraint: Member must not be null", i + 1);
             break;
         }
         static const char *const params[] = { "ProjectionExpression", NULL };
@@ -290,10 +290,10 @@ int fakedb__op_transact_get(fakedb *db, json_object *req, fakedb__reply *r)
             break;
         }
         if (!key) {
-            rc = fakedb__fail_validation(r, "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
+            rc = fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
             break;
         }
-        if (fakedb__item_validate(key, r) || fakedb__key_make(w[i].table, key, FDB_KEY_PARAM, &w[i].key, r) ||
+        if (fakedb__item_validate(key, &r->err) || fakedb__key_make(w[i].table, key, FDB_KEY_PARAM, &w[i].key, &r->err) ||
             fakedb__expr_setup(get, params, &w[i].ctx, r) || fakedb__parse_projection(get, w[i].ctx, &proj[i], r) ||
             fakedb__expr_unused(w[i].ctx, r)) {
             rc = -1;
@@ -301,11 +301,11 @@ int fakedb__op_transact_get(fakedb *db, json_object *req, fakedb__reply *r)
         }
         for (size_t j = 0; j < i; j++)
             if (same_item(&w[j], &w[i]))
-                rc = fakedb__fail_validation(r, "Transaction request cannot include multiple operations on one item");
+                rc = fakedb__reply_fail_validation(r, "Transaction request cannot include multiple operations on one item");
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (fakedb__item_get(db, w[i].table, &w[i].key, &w[i].old_item)) {
-            rc = fakedb__fail(r, FDB_E_INTERNAL, "Internal server error");
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
             break;
         }
         json_object *o = json_object_new_object();

@@ -1,8 +1,7 @@
 /* values.c: AttributeValues as DynamoDB checks them (one type, numbers normalised, sets
  * non-empty and without duplicates, nesting depth), and keys encoded into byte strings
  * whose memcmp order is DynamoDB's key order (S and B by bytes, N numerically). */
-#include "internal.h"
-#include "expr.h"
+#include "values.h"
 
 #include <decimal.h>
 #include <errno.h>
@@ -30,7 +29,7 @@ const char *fakedb__json_str(json_object *o, const char *key)
     return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__reply *r)
+int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__error *r)
 {
     json_object *v = fakedb__json_get(req, key);
     if (!v)
@@ -182,7 +181,7 @@ static const char *json_kind_name(json_object *v)
     }
 }
 
-static int want_string(json_object *v, fakedb__reply *r)
+static int want_string(json_object *v, fakedb__error *r)
 {
     if (json_object_is_type(v, json_type_string))
         return 0;
@@ -190,7 +189,7 @@ static int want_string(json_object *v, fakedb__reply *r)
                         json_kind_name(v));
 }
 
-static int number_error(dl_decimal_status st, fakedb__reply *r)
+static int number_error(dl_decimal_status st, fakedb__error *r)
 {
     switch (st) {
     case DL_DEC_PRECISION:
@@ -205,7 +204,7 @@ static int number_error(dl_decimal_status st, fakedb__reply *r)
 }
 
 /* Normalises a number held in a json string; returns a new json string or NULL. */
-static json_object *normal_number(json_object *v, fakedb__reply *r)
+static json_object *normal_number(json_object *v, fakedb__error *r)
 {
     char buf[DL_DECIMAL_TEXT_MAX];
     dl_decimal_status st = DL_DEC_SYNTAX;
@@ -219,7 +218,7 @@ static json_object *normal_number(json_object *v, fakedb__reply *r)
     return json_object_new_string(buf);
 }
 
-static int set_dup_error(json_object *arr, char t, fakedb__reply *r)
+static int set_dup_error(json_object *arr, char t, fakedb__error *r)
 {
     if (t == 'N')    /* DynamoDB names no elements for a number set */
         return fakedb__fail_validation(r, "Input collection contains duplicates");
@@ -247,7 +246,7 @@ static int cmp_strings(const void *a, const void *b)
     return c ? c : (lx < ly ? -1 : lx > ly);
 }
 
-static int validate_set(json_object *arr, char kind, fakedb__reply *r)
+static int validate_set(json_object *arr, char kind, fakedb__error *r)
 {
     if (!json_object_is_type(arr, json_type_array))
         return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
@@ -290,9 +289,9 @@ static int validate_set(json_object *arr, char kind, fakedb__reply *r)
     return dup ? set_dup_error(arr, kind, r) : 0;
 }
 
-static int validate_av(json_object *av, int depth, fakedb__reply *r);
+static int validate_av(json_object *av, int depth, fakedb__error *r);
 
-static int validate_map(json_object *m, int depth, fakedb__reply *r)
+static int validate_map(json_object *m, int depth, fakedb__error *r)
 {
     if (!json_object_is_type(m, json_type_object))
         return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
@@ -304,7 +303,7 @@ static int validate_map(json_object *m, int depth, fakedb__reply *r)
     return 0;
 }
 
-static int validate_av(json_object *av, int depth, fakedb__reply *r)
+static int validate_av(json_object *av, int depth, fakedb__error *r)
 {
     if (depth > FDB_MAX_NESTING)
         return fakedb__fail_validation(r, "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit");
@@ -371,12 +370,12 @@ static int validate_av(json_object *av, int depth, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__av_validate(json_object *av, fakedb__reply *r)
+int fakedb__av_validate(json_object *av, fakedb__error *r)
 {
     return validate_av(av, 1, r);
 }
 
-int fakedb__item_validate(json_object *item, fakedb__reply *r)
+int fakedb__item_validate(json_object *item, fakedb__error *r)
 {
     if (!item || !json_object_is_type(item, json_type_object))
         return fakedb__fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
@@ -389,7 +388,7 @@ int fakedb__item_validate(json_object *item, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__values_validate(json_object *values, fakedb__reply *r)
+int fakedb__values_validate(json_object *values, fakedb__error *r)
 {
     if (!values)
         return 0;
@@ -470,7 +469,7 @@ static bool av_is_empty_value(json_object *av, char type)
 }
 
 static int key_part(const char *name, char type, json_object *av, int mode, bool is_pk,
-                    uint8_t *buf, size_t cap, size_t *len, fakedb__reply *r)
+                    uint8_t *buf, size_t cap, size_t *len, fakedb__error *r)
 {
     char t = fakedb__av_scalar(av);
     if (t != type) {
@@ -494,7 +493,7 @@ static int key_part(const char *name, char type, json_object *av, int mode, bool
 }
 
 int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode, fakedb__key *out,
-                     fakedb__reply *r)
+                     fakedb__error *r)
 {
     if (!attrs || !json_object_is_type(attrs, json_type_object))
         return fakedb__fail_validation(r, "The provided key element does not match the schema");
@@ -519,7 +518,7 @@ int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode, faked
 }
 
 int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
-                      fakedb__reply *r)
+                      fakedb__error *r)
 {
     json_object *pk = fakedb__json_get(item, ix->pk);
     json_object *sk = ix->sk ? fakedb__json_get(item, ix->sk) : NULL;

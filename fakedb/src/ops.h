@@ -1,0 +1,113 @@
+/* ops.h: layer 4 of libfakedb, operations. The DynamoDB operations by name (ops.c) and
+ * their bodies: tables.c, items_ops.c (with the prepared write the batch and transaction
+ * operations share), query.c, batch.c, txn.c. An operation reads a parsed request and
+ * fills a fakedb__reply; it calls storage, expressions and values, never the
+ * dispatcher, faults or the server. db->lock is not held when an operation starts. */
+#ifndef FAKEDB_OPS_H
+#define FAKEDB_OPS_H
+
+#include "store.h"
+
+struct fakedb__expr_ctx;
+struct fakedb__expr;
+
+/* The operations, in the order of the dispatch table (ops.c). */
+typedef enum fakedb__op {
+    FDB_OP_CREATE_TABLE, FDB_OP_UPDATE_TABLE, FDB_OP_DELETE_TABLE, FDB_OP_DESCRIBE_TABLE,
+    FDB_OP_LIST_TABLES, FDB_OP_UPDATE_TTL, FDB_OP_DESCRIBE_TTL, FDB_OP_GET_ITEM,
+    FDB_OP_PUT_ITEM, FDB_OP_UPDATE_ITEM, FDB_OP_DELETE_ITEM, FDB_OP_QUERY, FDB_OP_SCAN,
+    FDB_OP_BATCH_GET, FDB_OP_BATCH_WRITE, FDB_OP_TRANSACT_WRITE, FDB_OP_TRANSACT_GET,
+    FDB_OP_COUNT
+} fakedb__op;
+
+const char *fakedb__op_name(int op);
+int fakedb__op_lookup(const char *name); /* -1 when unknown */
+
+/* Whether a batch entry is to be left unprocessed: its table, the name of its
+ * partition key and the attributes holding it. */
+typedef bool (*fakedb__leave_out_fn)(const void *arg, const char *table, const char *pk,
+                                     json_object *attrs);
+
+/* What an operation answers: a body on success, or an error (and optional extra fields,
+ * e.g. Item or CancellationReasons, in body). */
+typedef struct fakedb__reply {
+    fakedb__error err;
+    json_object *body;          /* owned */
+    bool condition_failure;
+    fakedb__leave_out_fn leave_out; /* set by the caller for a batch, or NULL */
+    const void *leave_out_arg;
+} fakedb__reply;
+
+/* Sets the reply's error, drops any body built so far and returns -1. */
+int fakedb__reply_fail(fakedb__reply *r, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int fakedb__reply_fail_validation(fakedb__reply *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Runs operation op (0 <= op < FDB_OP_COUNT). */
+int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r);
+
+/* tables.c */
+int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **out,
+                         fakedb__reply *r);
+int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);
+
+/* the operations (items_ops.c, query.c, batch.c, txn.c, tables.c) */
+int fakedb__op_create_table(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_update_table(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_describe_table(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_list_tables(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_update_ttl(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_describe_ttl(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_get_item(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_put_item(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_update_item(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_delete_item(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_query(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_scan(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_transact_write(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_transact_get(fakedb__store *db, json_object *req, fakedb__reply *r);
+
+/* items_ops.c: one prepared write (Put, Update, Delete or ConditionCheck), shared by
+ * the single-item operations, BatchWriteItem and TransactWriteItems. */
+typedef enum { FDB_W_PUT, FDB_W_UPDATE, FDB_W_DELETE, FDB_W_CHECK } fakedb__wkind;
+typedef struct fakedb__write {
+    fakedb__wkind kind;
+    fakedb__table *table;
+    fakedb__key key;
+    json_object *key_attrs;      /* borrowed: Key, or the key part of Item */
+    json_object *item;           /* borrowed Item for Put */
+    struct fakedb__expr_ctx *ctx;
+    struct fakedb__expr *cond, *update;
+    bool return_old_on_fail;
+    /* filled by fakedb__write_eval */
+    json_object *old_item;       /* owned */
+    json_object *new_item;       /* owned; NULL for delete/check */
+} fakedb__write;
+
+/* Parses and validates one write request object (the body of PutItem etc., or of a
+ * transaction/batch entry). db->lock held (looks up the table). */
+int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *req,
+                          fakedb__write *w, fakedb__reply *r);
+/* Reads the old item, evaluates the condition, computes the new item. Returns 0, 1 when
+ * the condition failed, or -1 on an error (r filled). */
+int fakedb__write_eval(fakedb__store *db, fakedb__write *w, fakedb__reply *r);
+int fakedb__write_apply(fakedb__store *db, fakedb__write *w);
+void fakedb__write_cleanup(fakedb__write *w);
+int fakedb__parse_projection(json_object *req, struct fakedb__expr_ctx *ctx,
+                             struct fakedb__expr **out, fakedb__reply *r);
+json_object *fakedb__apply_projection(struct fakedb__expr *proj, json_object *attrs_to_get,
+                                      json_object *item);
+
+/* Expression helpers shared by the request modules (items_ops.c). */
+int fakedb__expr_setup(json_object *req, const char *const *params,
+                       struct fakedb__expr_ctx **ctx, fakedb__reply *r);
+int fakedb__expr_parse_param(struct fakedb__expr_ctx *ctx, json_object *req,
+                             const char *param, int kind, struct fakedb__expr **out,
+                             fakedb__reply *r);
+int fakedb__expr_unused(struct fakedb__expr_ctx *ctx, fakedb__reply *r);
+
+#endif

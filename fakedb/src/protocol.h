@@ -1,0 +1,111 @@
+/* protocol.h: layer 5 of libfakedb, the dispatcher. protocol.c checks a request the
+ * way DynamoDB does, consults the faults (faults.c, which also counts requests), calls
+ * the operation and renders its reply or error as the HTTP answer. Holds the server
+ * object, struct fakedb: its parts below (store, clock) are handed down, the fields
+ * marked "server" are touched by layer 6 only. Calls operations, storage and values. */
+#ifndef FAKEDB_PROTOCOL_H
+#define FAKEDB_PROTOCOL_H
+
+#include "ops.h"
+
+#include <fakedb/fakedb.h>
+#include <pthread.h>
+
+typedef struct fakedb__waiter fakedb__waiter;
+
+typedef struct fakedb__fault_rec {
+    long id;
+    fakedb_fault f;             /* strings owned */
+    int fired;
+    struct fakedb__fault_rec *next;
+} fakedb__fault_rec;
+
+struct fakedb {
+    char *host, *db_path, *cred_key, *cred_secret;
+    bool log_requests;
+    int threads;
+    int port;
+    char endpoint[96];
+    struct MHD_Daemon *mhd;     /* server */
+
+    fakedb__store store;        /* data: sqlite, tables (store.lock) */
+    fakedb__clock clock;
+
+    pthread_mutex_t fault_lock;
+    pthread_cond_t fault_fired;  /* a fault fired (guarded by fault_lock) */
+    long faults_fired;           /* times any fault fired since start */
+    fakedb__fault_rec *faults;
+    long next_fault_id;
+
+    pthread_mutex_t stats_lock;
+    long stat_requests[FDB_OP_COUNT + 1];
+    long stat_cond[FDB_OP_COUNT + 1];
+
+    /* server: */
+    pthread_mutex_t wait_lock;  /* suspended connections and the ticker */
+    pthread_cond_t wait_cond;
+    fakedb__waiter *waiters;
+    bool stopping;
+    bool ticker_started;
+
+    pthread_mutex_t conn_lock;  /* the connections' list; never held with another lock */
+    struct fakedb__conn *idle_head, *idle_tail; /* no request in progress, longest idle first */
+    unsigned conn_count, conn_limit, conn_high_water;
+    int64_t idle_timeout_ms;
+    pthread_t ticker;
+    unsigned long request_seq;
+};
+
+/* faults.c */
+typedef struct fakedb__fault_hit {
+    fakedb_fault_kind kind;
+    char error_type[128];
+    int status;
+    int64_t delay_ms;
+    char table[256];            /* the fault's filters; "" = any */
+    char key[2100];
+} fakedb__fault_hit;
+/* Whether an unprocessed fault covers one batch entry (its table, and the attributes
+ * holding its partition key `pk`); h is a fakedb__fault_hit. A fakedb__leave_out_fn. */
+bool fakedb__fault_covers(const void *h, const char *table, const char *pk, json_object *attrs);
+bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
+                         fakedb_fault_kind kind, fakedb__fault_hit *hit);
+json_object *fakedb__faults_json(fakedb *db);
+void fakedb__faults_free(fakedb *db);
+
+/* stats */
+void fakedb__stat_count(fakedb *db, int op, bool condition_failure);
+
+/* protocol.c */
+typedef struct fakedb__http_req {
+    const char *method, *url, *query;
+    const char *target, *content_type, *authorization;
+    const char *body;
+    size_t body_len;
+    bool body_too_large;
+    const struct dl_sigv4_header *headers; /* every header, for SigV4 checks */
+    size_t n_headers;
+    const char *(*get_arg)(void *arg_ctx, const char *name); /* query arguments */
+    void *arg_ctx;
+} fakedb__http_req;
+
+typedef struct fakedb__http_resp {
+    int status;
+    char *body;                 /* malloc'd */
+    size_t body_len;
+    const char *content_type;
+    bool amz;                   /* add x-amzn-RequestId and x-amz-crc32 */
+    bool lose;                  /* close the connection unanswered */
+    bool close;                 /* answer, then close the connection */
+    int64_t delay_ms;           /* suspend before handling (fault) */
+    uint32_t crc32;
+} fakedb__http_resp;
+
+void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
+                        bool after_delay);
+uint32_t fakedb__crc32(const void *data, size_t len);
+void fakedb__request_id(fakedb *db, char out[53]);
+void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg);
+void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o);
+
+#endif

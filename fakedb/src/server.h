@@ -1,0 +1,19 @@
+/* server.h: layer 6 of libfakedb, the server. server.c (HTTP through libmicrohttpd,
+ * connections, suspended requests, the ticker, the public fakedb_* calls that start,
+ * stop and move the clock) and admin.c (the /fake/... endpoints). The top: it may call
+ * every layer below, and nothing below calls it. */
+#ifndef FAKEDB_SERVER_H
+#define FAKEDB_SERVER_H
+
+#include "protocol.h"
+
+/* server.c: the suspended-connection registry used by delays and clock waits. */
+void fakedb__wake_waiters(fakedb *db);
+
+/* admin.c: returns 1 when the request is a clock wait to suspend (until_ms and
+ * timeout_ms filled), 0 when rs is the answer. */
+int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
+                         int64_t *until_ms, int64_t *timeout_ms);
+void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs);
+
+#endif

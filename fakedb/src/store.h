@@ -1,0 +1,82 @@
+/* store.h: layer 3 of libfakedb, storage. The clock (clock.c), the tables' in-memory
+ * view (schema.c), sqlite rows for tables, items, index entries and transaction tokens
+ * (store.c), and the expiry of items by time to live (ttl.c). Knows values and the
+ * expressions' item size; knows nothing of operations, requests or HTTP.
+ *
+ * Every function that touches tables or items runs with db->lock held (one lock
+ * serialises all data access, which makes every operation atomic and isolated). */
+#ifndef FAKEDB_STORE_H
+#define FAKEDB_STORE_H
+
+#include "values.h"
+
+#include <fakedb/fakedb.h>
+#include <pthread.h>
+#include <sqlite3.h>
+
+/* clock.c: the server's clock, the system's or a fake one that moves only when told. */
+typedef struct fakedb__clock {
+    pthread_mutex_t lock;
+    bool fake;
+    int64_t fake_now_ms;
+} fakedb__clock;
+
+int64_t fakedb__now_ms(fakedb__clock *c);
+int64_t fakedb__mono_ms(void);
+/* Moves a fake clock to v (relative: by v). FAKEDB_EINVAL when the clock is not fake or
+ * would go back; the caller then expires items and answers waiters. */
+int fakedb__clock_move(fakedb__clock *c, bool relative, int64_t v);
+
+/* The data: sqlite and the list of tables, under one lock. */
+typedef struct fakedb__store {
+    pthread_mutex_t lock;
+    sqlite3 *sql;
+    struct fakedb__stmt_cache *stmts;
+    fakedb__table *tables;
+    int64_t next_table_id;
+    const char *db_path;        /* borrowed; NULL: in memory */
+    bool log_requests;
+    fakedb__clock *clock;       /* borrowed */
+} fakedb__store;
+
+/* store.c (db->lock held) */
+int fakedb__store_open(fakedb__store *db, fakedb_error *err);
+void fakedb__store_close(fakedb__store *db);
+sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql);
+bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k);
+int fakedb__tx_begin(fakedb__store *db);
+int fakedb__tx_commit(fakedb__store *db);
+void fakedb__tx_rollback(fakedb__store *db);
+int fakedb__item_get(fakedb__store *db, const fakedb__table *t, const fakedb__key *k,
+                     json_object **out);
+int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k,
+                       json_object *old_item, json_object *new_item);
+int fakedb__item_remove(fakedb__store *db, fakedb__table *t, const fakedb__key *k,
+                        json_object *old_item);
+int fakedb__table_save(fakedb__store *db, fakedb__table *t);
+int fakedb__table_drop(fakedb__store *db, fakedb__table *t);
+int fakedb__index_fill(fakedb__store *db, fakedb__table *t, const fakedb__index *ix);
+int fakedb__index_drop(fakedb__store *db, fakedb__table *t, const char *iname);
+int fakedb__ttl_refresh(fakedb__store *db, fakedb__table *t);
+int fakedb__store_reset(fakedb__store *db);
+int fakedb__token_lookup(fakedb__store *db, const char *token, int64_t now_ms, char *digest,
+                         size_t n);
+int fakedb__token_save(fakedb__store *db, const char *token, const char *digest,
+                       int64_t expires_ms);
+int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item);
+
+/* schema.c (db->lock held unless said) */
+fakedb__table *fakedb__table_find(fakedb__store *db, const char *name);
+void fakedb__table_free(fakedb__table *t);
+fakedb__table *fakedb__table_from_spec(const char *name, json_object *spec);
+void fakedb__tables_clear(fakedb__store *db);
+const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name);
+/* A spec's AttributeType of `name` ('S', 'N', 'B'; 0 when not defined), and the
+ * HASH and RANGE names of a KeySchema (NULL when absent). */
+char fakedb__spec_attr_type(json_object *defs, const char *name);
+void fakedb__spec_key_names(json_object *ks, const char **hash, const char **range);
+
+/* ttl.c: deletes the items whose time to live is due on db->clock; takes db->lock. */
+int fakedb__ttl_sweep(fakedb__store *db);
+
+#endif

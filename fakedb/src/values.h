@@ -1,0 +1,126 @@
+/* values.h: layer 1 of libfakedb, values. DynamoDB's limits and error names, errors as
+ * data (fakedb__error), JSON in and out, AttributeValues checked and encoded into keys,
+ * and the plain description of a table (key schema, indexes) that keys are made for.
+ * Calls nothing of libfakedb above it; see docs/internals/fakedb.md for the layers. */
+#ifndef FAKEDB_VALUES_H
+#define FAKEDB_VALUES_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FDB_MAX_REQUEST_BYTES (16L * 1024 * 1024)
+#define FDB_MAX_ITEM_BYTES (400 * 1024)
+#define FDB_PAGE_BYTES (1024 * 1024)
+#define FDB_MAX_PK_BYTES 2048
+#define FDB_MAX_SK_BYTES 1024
+#define FDB_JSON_DEPTH 100
+#define FDB_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define FDB_TOKEN_TTL_MS (10 * 60 * 1000)
+
+/* __type values, as DynamoDB spells them. */
+#define FDB_NS_DDB "com.amazonaws.dynamodb.v20120810#"
+#define FDB_NS_CORAL "com.amazon.coral.service#"
+#define FDB_E_VALIDATION "com.amazon.coral.validate#ValidationException"
+#define FDB_E_SERIALIZATION FDB_NS_CORAL "SerializationException"
+#define FDB_E_UNKNOWN_OP FDB_NS_CORAL "UnknownOperationException"
+#define FDB_E_MISSING_AUTH FDB_NS_CORAL "MissingAuthenticationTokenException"
+#define FDB_E_INCOMPLETE_SIG FDB_NS_CORAL "IncompleteSignatureException"
+#define FDB_E_INVALID_SIG FDB_NS_CORAL "InvalidSignatureException"
+#define FDB_E_UNRECOGNIZED FDB_NS_CORAL "UnrecognizedClientException"
+#define FDB_E_CCF FDB_NS_DDB "ConditionalCheckFailedException"
+#define FDB_E_NOT_FOUND FDB_NS_DDB "ResourceNotFoundException"
+#define FDB_E_IN_USE FDB_NS_DDB "ResourceInUseException"
+#define FDB_E_TX_CANCELED FDB_NS_DDB "TransactionCanceledException"
+#define FDB_E_IDEMPOTENT FDB_NS_DDB "IdempotentParameterMismatchException"
+#define FDB_E_INTERNAL FDB_NS_DDB "InternalServerError"
+#define FDB_E_LIMIT FDB_NS_DDB "LimitExceededException"
+
+/* error.c: an error as data, DynamoDB's __type and message. The layers below the
+ * dispatcher fill one; the dispatcher renders it (400, or 500 for InternalServerError). */
+typedef struct fakedb__error {
+    const char *type;           /* full __type; NULL when no error */
+    char message[1024];
+} fakedb__error;
+
+/* Sets e and returns -1. */
+int fakedb__fail(fakedb__error *e, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int fakedb__fail_validation(fakedb__error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The HTTP status DynamoDB answers an error with: 500 for InternalServerError, else 400. */
+int fakedb__error_status(const fakedb__error *e);
+
+/* A primary key (or index key) encoded so that memcmp order is DynamoDB's order. */
+typedef struct fakedb__key {
+    size_t pk_len, sk_len;
+    uint8_t pk[FDB_MAX_PK_BYTES];
+    uint8_t sk[FDB_MAX_SK_BYTES];
+} fakedb__key;
+
+enum { FDB_PROJ_ALL, FDB_PROJ_KEYS_ONLY, FDB_PROJ_INCLUDE };
+
+typedef struct fakedb__index {
+    char *name;
+    bool global;
+    char *pk, *sk;              /* sk NULL when none */
+    char pk_type, sk_type;
+    int projection;
+    char **include;
+    size_t n_include;
+} fakedb__index;
+
+/* A table as the layers above see it (built by schema.c, kept by store.c). */
+typedef struct fakedb__table {
+    int64_t id;
+    char *name;
+    char *pk, *sk;
+    char pk_type, sk_type;
+    json_object *spec;          /* AttributeDefinitions, KeySchema, indexes, billing */
+    fakedb__index *idx;
+    size_t n_idx;
+    char *ttl_attr;             /* NULL when TTL is off */
+    int64_t created_ms;
+    int64_t item_count, size_bytes;
+    struct fakedb__table *next;
+} fakedb__table;
+
+/* values.c */
+int fakedb__av_validate(json_object *av, fakedb__error *r);
+int fakedb__item_validate(json_object *item, fakedb__error *r);
+int fakedb__values_validate(json_object *values, fakedb__error *r);
+char fakedb__av_scalar(json_object *av);      /* 'S','N','B' for scalars, 0 otherwise */
+int fakedb__encode_scalar(json_object *av, char type, uint8_t *buf, size_t cap,
+                          size_t *len);
+enum { FDB_KEY_PARAM, FDB_KEY_ITEM };
+int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode,
+                     fakedb__key *out, fakedb__error *r);
+/* 1 = the item is in the index, 0 = not (sparse), -1 = wrong type (r filled) */
+int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
+                      fakedb__error *r);
+json_object *fakedb__key_of(const fakedb__table *t, json_object *item);
+json_object *fakedb__project_index(const fakedb__table *t, const fakedb__index *ix,
+                                   json_object *item);
+int fakedb__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap,
+                       size_t *out_len);
+bool fakedb__utf8_valid(const char *s, size_t len);
+json_object *fakedb__json_get(json_object *o, const char *key);
+const char *fakedb__json_str(json_object *o, const char *key);
+/* An Integer member (Limit, Segment, ...): absent leaves *out as it is; a non-integer, a
+ * string or a number outside int32 is a SerializationException. */
+/* Parses stored JSON (an item, a table spec) with the request's depth limit: json-c's
+ * default of 32 is less than the JSON depth of an item nested 32 levels. */
+json_object *fakedb__json_from_text(const char *text);
+int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__error *r);
+json_object *fakedb__json_copy(json_object *o);
+/* Copies src into dst (n bytes), truncating. */
+void fakedb__copy_str(char *dst, size_t n, const char *src);
+
+/* Capacity: units for a read/write of `bytes`. */
+double fakedb__read_units(size_t bytes, bool consistent);
+double fakedb__write_units(size_t bytes);
+void fakedb__add_capacity(json_object *req, json_object *resp, const char *table,
+                          double units);
+
+#endif
