@@ -80,7 +80,7 @@ DDB_API const char *ddb_error_name(int code);
 /* Clears err to "no error". Thread: any (err is the caller's). */
 DDB_API void ddb_error_clear(ddb_error *err);
 /* Fills err (if not NULL) as a failure of the caller's own: code (a DDB_E* code), a
- * printf-style message (NULL: ddb_strerror(code)), and the other fields cleared. Returns
+ * printf-style message (NULL: ddb_error_string(code)), and the other fields cleared. Returns
  * code, so that a function can `return ddb_error_set(err, DDB_EINVAL, "...")`. For code
  * that reports through a ddb_error, e.g. an election's work function.
  * Thread: any (err is the caller's). */
