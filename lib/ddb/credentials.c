@@ -73,7 +73,7 @@ static void plog(ddb__cred_provider *p, int level, const char *msg, const ddb_lo
                  size_t n)
 {
     if (p->log && level >= p->log_level && level < DDB_LOG_OFF)
-        p->log(p->log_arg, level, 0, "dynalock.ddb.credentials", msg, f, n);
+        p->log(p->log_arg, level, DDB_EVENT_NONE, "dynalock.ddb.credentials", msg, f, n);
 }
 
 ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_clock *clock,

@@ -171,8 +171,12 @@ typedef struct ddb_log_field {
     const char *value; /* rendered as text */
 } ddb_log_field;
 
+/* The event id of libddb's own log events; the lock library's are ddb_lock_event
+ * (40-49, coord.h). */
+#define DDB_EVENT_NONE 0
+
 /* A log sink. Called on whichever thread logs; must be thread-safe. event_id is the
- * reference's id (40-49 for locks, 0 for none). */
+ * event's id: a ddb_lock_event (coord.h), or DDB_EVENT_NONE. */
 typedef void (*ddb_log_fn)(void *arg, int level, int event_id, const char *category,
                            const char *message, const ddb_log_field *fields, size_t n);
 
