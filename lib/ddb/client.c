@@ -123,8 +123,7 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         c->tel = *o->telemetry;
         c->has_tel = true;
     }
-    c->base_delay_ms = o->retry.base_delay_ms ? o->retry.base_delay_ms : 50;
-    c->max_backoff_ms = o->retry.max_backoff_ms ? o->retry.max_backoff_ms : 20000;
+    ddb__policy_resolve(o, &c->policy);
 
     int rc = 0;
     if ((rc = resolve_region(c, o, err)) != 0 || (rc = resolve_endpoint(c, o, err)) != 0 ||
@@ -139,16 +138,16 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto fail;
     }
-    c->retry = ddb__retry_state_new(&o->retry);
+    c->retry = ddb__retry_state_new_policy(&c->policy);
     if (!c->retry) {
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto fail;
     }
     ddb__http_options ho = {
         .url = c->url,
-        .connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 3000,
-        .request_timeout_ms = o->request_timeout_ms ? o->request_timeout_ms : 30000,
-        .max_connections = o->max_connections ? o->max_connections : 32,
+        .connect_timeout_ms = c->policy.connect_timeout_ms,
+        .request_timeout_ms = c->policy.request_timeout_ms,
+        .max_connections = c->policy.max_connections,
         .ca_bundle = ddb__config_ca_bundle(o->profile),
     };
     c->http = ddb__http_new(&ho, err);
@@ -221,35 +220,6 @@ int ddb__client_done(ddb_client *c, int rc)
     if (c)
         ddb__clock_call_done(c->clock);
     return rc;
-}
-
-/* A small per-thread generator for jitter: no lock, no shared state. */
-static uint64_t jitter_next(void)
-{
-    static _Thread_local uint64_t state;
-    if (state == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&state;
-        if (state == 0)
-            state = 0x9e3779b97f4a7c15ULL;
-    }
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
-
-int64_t ddb__client_backoff_ms(ddb_client *c, int attempt)
-{
-    int64_t cap = c->base_delay_ms;
-    for (int i = 0; i < attempt && cap < c->max_backoff_ms; i++)
-        cap *= 2;
-    if (cap > c->max_backoff_ms)
-        cap = c->max_backoff_ms;
-    if (cap <= 0)
-        return 0;
-    return (int64_t)(jitter_next() % (uint64_t)cap);
 }
 
 /* ------------------------------------------------------------ telemetry */
@@ -560,7 +530,7 @@ static void log_retry(ddb_client *c, const ddb__call *call, int attempt, int64_t
         { "delay_ms", d },
         { "error", out->aws_type[0] ? out->aws_type : ddb_err_name(rc) },
     };
-    ddb_client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
+    ddb_client_log(c, DDB_LOG_DEBUG, DDB_EVENT_NONE, "dynalock.ddb", "retrying a request", f, 4);
 }
 
 /* Fills err with the final failure of a call and returns the error.type for telemetry. */

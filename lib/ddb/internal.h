@@ -187,9 +187,31 @@ int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credential
  * resolve (malloc'd, NULL for https), or DDB_ECREDENTIALS with err filled. */
 int ddb__container_url_check(const char *url, char **resolve, ddb_error *err);
 
+/* ---- the client's policy (retry.c): what a zero option means, written here only, and
+ * the options resolved against it once, when a client is made */
+#define DDB__DEFAULT_CONNECT_TIMEOUT_MS 3000
+#define DDB__DEFAULT_REQUEST_TIMEOUT_MS 30000
+#define DDB__DEFAULT_MAX_CONNECTIONS 32
+#define DDB__DEFAULT_MAX_ATTEMPTS 3
+#define DDB__DEFAULT_BASE_DELAY_MS 50
+#define DDB__DEFAULT_MAX_BACKOFF_MS 20000
+#define DDB__DEFAULT_RETRY_QUOTA 500
+typedef struct ddb__policy {
+    int64_t connect_timeout_ms, request_timeout_ms;
+    int max_connections;
+    int max_attempts;        /* the option, else AWS_MAX_ATTEMPTS / the profile, else 3 */
+    int64_t base_delay_ms, max_backoff_ms;
+    int retry_quota;         /* < 0: no quota */
+} ddb__policy;
+/* Resolves o (NULL: all defaults) with the defaults above and, for max_attempts, the
+ * environment and the default profile (profile: o's, or NULL). */
+void ddb__policy_resolve(const ddb_client_options *o, ddb__policy *out);
+
 /* ---- retry policy (retry.c): AWS SDK "standard" mode */
 typedef struct ddb__retry_state ddb__retry_state;  /* one per client: the quota */
+/* From retry options alone (NULL: the defaults); see ddb__retry_state_new_policy. */
 ddb__retry_state *ddb__retry_state_new(const ddb_retry_options *o);
+ddb__retry_state *ddb__retry_state_new_policy(const ddb__policy *p);
 void ddb__retry_state_free(ddb__retry_state *s);
 /* Whether an attempt's outcome is retryable: http_status (0 = no answer, network
  * failure), aws_type (NULL if none), curl-level transient flag. */
@@ -211,7 +233,12 @@ bool ddb__retry_next_cost(ddb__retry_state *s, int attempt, bool throttling, boo
 void ddb__retry_refund(ddb__retry_state *s, int cost);
 /* Tokens left in the quota (-1 when the quota is disabled). */
 int ddb__retry_quota_left(ddb__retry_state *s);
-/* Tests: replaces the random source, a function returning a value in [0, 1). */
+/* The full-jitter delay before the round-th retry of a batch's unprocessed items
+ * (rand in [0, min(max_backoff, base * 2^round))); takes no quota, has no limit of
+ * attempts (the batch stops when all is done or the caller cancels). */
+int64_t ddb__retry_batch_backoff_ms(ddb__retry_state *s, int round);
+/* Tests: replaces the random source (of ddb__retry_next and the batch backoff), a
+ * function returning a value in [0, 1). */
 void ddb__retry_set_random(ddb__retry_state *s, double (*rand_fn)(void *arg), void *arg);
 
 /* ---- adaptive retry mode and clock skew (ratelimit.c), for the request path. Before
