@@ -124,6 +124,52 @@ int ddb__config_max_attempts(const char *opt_profile);
 /* AWS_RETRY_MODE, else the profile's retry_mode: true for "adaptive". */
 bool ddb__config_retry_adaptive(const char *opt_profile);
 
+/* ---- one HTTP request (http.c): the blocking request the credential providers and
+ * the testing library's server clock send. The client's own POSTs take the same path
+ * through a pool (client.h). */
+/* What a request not told otherwise allows itself. */
+#define DDB__HTTP_CONNECT_TIMEOUT_MS DDB__DEFAULT_CONNECT_TIMEOUT_MS
+#define DDB__HTTP_REQUEST_TIMEOUT_MS DDB__DEFAULT_REQUEST_TIMEOUT_MS
+#define DDB__HTTP_MAX_ANSWER ((size_t)1 << 20)
+/* A connection kept between requests (an easy handle on a multi handle of its own).
+ * One thread at a time. */
+typedef struct ddb__http_conn ddb__http_conn;
+DDB_API ddb__http_conn *ddb__http_conn_new(ddb_error *err);
+DDB_API void ddb__http_conn_free(ddb__http_conn *c);
+typedef struct ddb__http_request {
+    const char *method;              /* NULL: "GET" without a body, "POST" with one */
+    const char *url;
+    const char *const *headers;      /* "Name: value" lines, copied */
+    size_t n_headers;
+    const char *body;                /* NULL: none */
+    size_t body_len;
+    int64_t connect_timeout_ms;      /* 0: DDB__HTTP_CONNECT_TIMEOUT_MS */
+    int64_t timeout_ms;              /* the whole request; 0: DDB__HTTP_REQUEST_TIMEOUT_MS */
+    size_t max_answer;               /* the body's cap in bytes; 0: DDB__HTTP_MAX_ANSWER */
+    const char *ca_bundle;           /* CURLOPT_CAINFO, or NULL for the system's */
+    bool no_proxy;                   /* never through a proxy (metadata endpoints) */
+    const char *resolve;             /* a CURLOPT_RESOLVE entry ("host:port:addr"), or NULL */
+    const char *const *want_headers; /* names (no colon, any case) whose values to keep */
+    size_t n_want_headers;
+} ddb__http_request;
+typedef struct ddb__http_answer {
+    long status;
+    char *body;                      /* malloc'd, NUL-terminated */
+    size_t len;
+    char **header_values;            /* one per wanted header, whole (malloc'd), NULL when
+                                      * absent; the last of a repeated header */
+    size_t n_header_values;
+} ddb__http_answer;
+/* Sends r on conn (NULL: a connection made for this request alone) and waits for the
+ * answer, or until cancel is set (its eventfd is polled beside the sockets). 0 when an
+ * answer of any status arrived (out filled; free with ddb__http_answer_cleanup), else
+ * DDB_ECANCELED, DDB_ETIMEDOUT, DDB_ENETWORK, DDB_EPROTOCOL (the answer is larger than
+ * the cap), DDB_EINVAL, DDB_ENOMEM, DDB_EIO with err filled and out empty. Any thread;
+ * conn one thread at a time. */
+DDB_API int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel *cancel,
+                           ddb__http_answer *out, ddb_error *err);
+DDB_API void ddb__http_answer_cleanup(ddb__http_answer *a);
+
 /* ---- credential providers (cred_*.c), walked by the chain in credentials.c. Each
  * returns 0 with out filled, or a DDB_E* code with ctx->err's message naming the
  * provider. None logs or puts a secret in an error. */
