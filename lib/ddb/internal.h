@@ -279,10 +279,11 @@ bool ddb__retry_next_cost(ddb__retry_state *s, int attempt, bool throttling, boo
 void ddb__retry_refund(ddb__retry_state *s, int cost);
 /* Tokens left in the quota (-1 when the quota is disabled). */
 int ddb__retry_quota_left(ddb__retry_state *s);
-/* The full-jitter delay before the round-th retry of a batch's unprocessed items
- * (rand in [0, min(max_backoff, base * 2^round))); takes no quota, has no limit of
- * attempts (the batch stops when all is done or the caller cancels). */
-int64_t ddb__retry_batch_backoff_ms(ddb__retry_state *s, int round);
+/* The full-jitter delay before round `round` of a loop that retries outside the quota
+ * (rand in [0, min(max_backoff, base * 2^round))): a batch's unprocessed items, whose
+ * rounds end when all is done or the caller cancels, and an STS call of the credential
+ * providers, whose state has its own attempts. Takes no quota. */
+int64_t ddb__retry_backoff_ms(ddb__retry_state *s, int round);
 /* Tests: replaces the random source (of ddb__retry_next and the batch backoff), a
  * function returning a value in [0, 1). */
 void ddb__retry_set_random(ddb__retry_state *s, double (*rand_fn)(void *arg), void *arg);

@@ -164,7 +164,7 @@ static int64_t jittered(ddb__retry_state *s, int attempt)
     return (int64_t)(next_random(s) * (double)ceiling);
 }
 
-int64_t ddb__retry_batch_backoff_ms(ddb__retry_state *s, int round)
+int64_t ddb__retry_backoff_ms(ddb__retry_state *s, int round)
 {
     pthread_mutex_lock(&s->mu);
     int64_t delay = jittered(s, round);

@@ -136,18 +136,18 @@ START_TEST(batch_backoff_from_the_injected_source)
     double r = 0.5;
     ddb__retry_set_random(s, fixed_random, &r);
     /* Full jitter over min(cap, base * 2^round). */
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 0), 5);
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 1), 10);
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 2), 20);
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 3), 25);
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 1000), 25);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 0), 5);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 1), 10);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 2), 20);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 3), 25);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 1000), 25);
     r = 0.999;
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 1000), 49);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 1000), 49);
     r = 0;
-    ck_assert_int_eq(ddb__retry_batch_backoff_ms(s, 3), 0);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 3), 0);
     /* Rounds take no quota and have no limit of attempts. */
     for (int i = 0; i < 100; i++)
-        (void)ddb__retry_batch_backoff_ms(s, i);
+        (void)ddb__retry_backoff_ms(s, i);
     ck_assert_int_eq(ddb__retry_quota_left(s), 5);
     /* A cap near the largest duration does not overflow the doubling. */
     ddb__retry_state_free(s);
@@ -155,7 +155,7 @@ START_TEST(batch_backoff_from_the_injected_source)
                                                    .max_backoff_ms = INT64_MAX });
     r = 0.5;
     ddb__retry_set_random(s, fixed_random, &r);
-    ck_assert_int_gt(ddb__retry_batch_backoff_ms(s, 200), 0);
+    ck_assert_int_gt(ddb__retry_backoff_ms(s, 200), 0);
     ddb__retry_state_free(s);
 }
 END_TEST
