@@ -1030,6 +1030,30 @@ START_TEST(provider_request_cancelled_in_flight_or_over_its_cap)
 }
 END_TEST
 
+static void *set_later(void *arg)
+{
+    ddb_cancel_set(arg);
+    return NULL;
+}
+
+START_TEST(credential_process_cancelled_while_it_runs)
+{
+    /* A command that would run for half a minute; the token, set from another thread,
+     * ends the wait on the process's pipes through its eventfd and kills it. */
+    ddb_cancel *k = ddb_cancel_new();
+    ddb_error err;
+    ddb__cred_ctx ctx = { .cancel = k, .err = &err };
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, set_later, k), 0);
+    ddb__credentials c;
+    int rc = ddb__cred_process(&ctx, "default", "exec sleep 30", &c);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(rc, DDB_ECANCELED);
+    ck_assert_msg(strstr(err.message, "cancelled"), "%s", err.message);
+    ddb_cancel_unref(k);
+}
+END_TEST
+
 static Suite *providers_suite(void)
 {
     Suite *s = suite_create("credential_providers");
@@ -1047,6 +1071,7 @@ static Suite *providers_suite(void)
     tcase_add_test(tc, assume_role_bad_days);
     tcase_add_test(tc, credential_process_good_and_refreshed);
     tcase_add_test(tc, credential_process_bad_days);
+    tcase_add_test(tc, credential_process_cancelled_while_it_runs);
     tcase_add_test(tc, sso_session_and_legacy);
     tcase_add_test(tc, sso_refreshes_on_the_clock);
     tcase_add_test(tc, sso_token_refreshed_near_its_expiry);
