@@ -93,7 +93,7 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
             return cli_usage_error(o->command, "--clock server needs the fake server's "
                                    "endpoint: give --endpoint URL or set "
                                    "AWS_ENDPOINT_URL_DYNAMODB");
-        c->clock = ddb_server_clock_new(endpoint, &err);
+        c->clock = ddb_clock_new_server(endpoint, &err);
         if (!c->clock)
             return cli_fail("cannot follow the server's clock", err.code ? err.code
                                                                        : DDB_ENETWORK, &err);

@@ -51,7 +51,7 @@ static int make_lease(acq *a, const char *rvn, int64_t fence, bool takeover,
     if (takeover) {
         char token[24];
         snprintf(token, sizeof token, "%" PRId64, fence);
-        dl_log(l->client, DDB_LOG_INFO, 41,
+        dl_log(l->client, DDB_LOG_INFO, DDB_EVENT_LOCK_TAKEN_OVER,
                (const char *const[]){"lock", a->name, "table", table, "fencing_token", token,
                                      "previous_holder", previous_holder, "holder",
                                      l->holder_label, NULL},

@@ -45,7 +45,7 @@ static void outage_answered(void *arg)
     char took[24], retries[24];
     snprintf(took, sizeof took, "%" PRId64, took_ms);
     snprintf(retries, sizeof retries, "%d", o->retries);
-    dl_log(l->client, DDB_LOG_INFO, 49,
+    dl_log(l->client, DDB_LOG_INFO, DDB_EVENT_ELECTION_RECOVERED,
            (const char *const[]){"lock", o->name, "table", table, "outage_ms", took,
                                  "retries", retries, "holder", l->holder_label, NULL},
            "Contending for lock \"%s\" in table \"%s\" works again: DynamoDB answered after "
@@ -60,14 +60,14 @@ static void log_term_end(ddb_lock_table *l, const char *name, int64_t fence,
     const char *table = ddb_table_name(l->table);
     char token[24];
     snprintf(token, sizeof token, "%" PRId64, fence);
-    dl_log(l->client, DDB_LOG_INFO, 46,
+    dl_log(l->client, DDB_LOG_INFO, DDB_EVENT_LEADING_ENDED,
            (const char *const[]){"lock", name, "table", table, "reason", reason,
                                  "fencing_token", token, "holder", l->holder_label, NULL},
            "This process no longer leads on lock \"%s\" in table \"%s\": %s.", name, table,
            reason);
 }
 
-static void log_work_threw(ddb_lock_table *l, const char *name, int event_id,
+static void log_work_threw(ddb_lock_table *l, const char *name, ddb_lock_event event_id,
                            const ddb_error *werr, int wrc, const char *after)
 {
     const char *table = ddb_table_name(l->table);
@@ -118,7 +118,7 @@ static int contend(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_ca
             o->retries = 0;
             char wait[24];
             snprintf(wait, sizeof wait, "%" PRId64, lease_ms / 3);
-            dl_log(l->client, DDB_LOG_WARN, 44,
+            dl_log(l->client, DDB_LOG_WARN, DDB_EVENT_ELECTION_OUTAGE,
                    (const char *const[]){"lock", name, "table", table, "error", type,
                                          "message", e.message, "retry_in_ms", wait, "holder",
                                          l->holder_label, NULL},
@@ -161,7 +161,7 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
         /* A term. */
         char token[24];
         snprintf(token, sizeof token, "%" PRId64, lease->fence);
-        dl_log(l->client, DDB_LOG_INFO, 45,
+        dl_log(l->client, DDB_LOG_INFO, DDB_EVENT_LEADING,
                (const char *const[]){"lock", name, "table", table, "fencing_token", token,
                                      "holder", l->holder_label, NULL},
                "This process leads on lock \"%s\" in table \"%s\", with fencing token %s.",
@@ -188,7 +188,7 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
         int64_t fence = lease->fence;
         if (ddb_cancel_is_set(stop)) {
             if (wrc != 0)
-                log_work_threw(l, name, 48, &werr, wrc, "the caller cancelled");
+                log_work_threw(l, name, DDB_EVENT_WORK_FAILED_CANCELED, &werr, wrc, "the caller cancelled");
             ddb_lease_release(lease);
             log_term_end(l, name, fence, "cancelled");
             return ddb__fail(err, DDB_ECANCELED, "The election for lock \"%s\" was cancelled.",
@@ -196,7 +196,7 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
         }
         if (lost) {
             if (wrc != 0)
-                log_work_threw(l, name, 47, &werr, wrc, "its lease was lost");
+                log_work_threw(l, name, DDB_EVENT_WORK_FAILED_LOST, &werr, wrc, "its lease was lost");
             ddb_lease_release(lease);
             log_term_end(l, name, fence, "lease_lost");
             continue;

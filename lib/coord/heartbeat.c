@@ -28,7 +28,7 @@ static void cleanup_reply(void *arg, int rc, ddb_result *res, ddb_error *err)
     ddb_lease *lease = arg;
     if (rc != 0 && rc != DDB_ECONDITION && rc != DDB_ECANCELED) {
         const char *table = ddb_table_name(lease->table);
-        dl_log(lease->client, DDB_LOG_DEBUG, 0,
+        dl_log(lease->client, DDB_LOG_DEBUG, DDB_EVENT_NONE,
                (const char *const[]){"lock", lease->name, "table", table, "error",
                                      dl_error_type(err, rc), NULL},
                "The release of lock \"%s\" after its lease ran out failed (%s).",
@@ -101,7 +101,7 @@ static void log_retry(ddb_lease *lease, int rc, const ddb_error *e, int64_t dela
     char wait[24], left[24];
     snprintf(wait, sizeof wait, "%" PRId64, delay_ms);
     snprintf(left, sizeof left, "%" PRId64, left_ms);
-    dl_log(lease->client, DDB_LOG_WARN, 42,
+    dl_log(lease->client, DDB_LOG_WARN, DDB_EVENT_RENEWAL_FAILED,
            (const char *const[]){"lock", lease->name, "table", table, "error",
                                  dl_error_type(e, rc), "message", e->message, "retry_in_ms",
                                  wait, "lease_left_ms", left, "holder",

@@ -122,7 +122,7 @@ bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason)
     const char *table = ddb_table_name(lease->table);
     char token[24];
     snprintf(token, sizeof token, "%" PRId64, lease->fence);
-    dl_log(lease->client, DDB_LOG_WARN, 40,
+    dl_log(lease->client, DDB_LOG_WARN, DDB_EVENT_LEASE_LOST,
            (const char *const[]){"lock", lease->name, "table", table, "reason",
                                  ddb_loss_reason_name(reason), "fencing_token", token,
                                  "holder", l ? l->holder_label : NULL, NULL},
@@ -244,7 +244,7 @@ void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel)
     }
     if (rc != 0) {
         ddb_lock_table *l = atomic_load(&lease->locks);
-        dl_log(lease->client, DDB_LOG_WARN, 43,
+        dl_log(lease->client, DDB_LOG_WARN, DDB_EVENT_RELEASE_FAILED,
                (const char *const[]){"lock", lease->name, "table", table, "error",
                                      dl_error_type(&e, rc), "message", e.message, "holder",
                                      l ? l->holder_label : NULL, NULL},

@@ -51,7 +51,7 @@ static void pending_free(pending *q)
 static int backoff(ddb_client *c, int round, ddb_cancel *cancel, ddb_error *err, const char *op,
                    const char *table)
 {
-    int64_t ms = ddb__client_backoff_ms(c, round);
+    int64_t ms = ddb__retry_backoff_ms(c->retry, round);
     if (ddb_clock_sleep(c->clock, ms, cancel) != 0)
         return ddb__fail(err, DDB_ECANCELED, "%s on %s was cancelled while waiting to retry unprocessed items",
                          op, table);

@@ -16,6 +16,21 @@
 
 #include <dynalock/version.h>
 
+/* An operation name is at most this long (DynamoDB's longest is 32). */
+#define CLIENT_OPERATION_MAX 64
+/* "DynamoDB_20120810." and an operation name, with its NUL. */
+#define CLIENT_TARGET_MAX (sizeof "DynamoDB_20120810." + CLIENT_OPERATION_MAX)
+/* The header lines' fixed text besides their values ("Host: ", "Authorization: ", ...). */
+#define CLIENT_HEADER_SLACK 160
+/* A table name's length, as DynamoDB allows it. */
+#define TABLE_NAME_MIN 3
+#define TABLE_NAME_MAX 255
+/* A correction of the clock's skew within this much of the last one is not new: a
+ * second skew error with it is not the clock's fault. */
+#define SKEW_SAME_MS 60000
+#define HTTPS_PORT 443
+#define HTTP_PORT 80
+
 /* Splits an endpoint URL (libcurl's parser) into the pieces the client signs and
  * reports. http(s) only, no user info, no query or fragment; IPv6 literals in brackets. */
 static int parse_endpoint(ddb_client *c, ddb_error *err)
@@ -50,7 +65,7 @@ static int parse_endpoint(ddb_client *c, ddb_error *err)
     curl_url_get(u, CURLUPART_PORT, &port, 0); /* only when given */
     curl_url_get(u, CURLUPART_PATH, &path, 0);
     bool https = strcasecmp(scheme, "https") == 0;
-    c->server_port = port ? atoi(port) : https ? 443 : 80;
+    c->server_port = port ? atoi(port) : https ? HTTPS_PORT : HTTP_PORT;
     if (port ? asprintf(&c->host_header, "%s:%s", host, port) < 0
              : !(c->host_header = strdup(host)))
         c->host_header = NULL;
@@ -123,8 +138,7 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         c->tel = *o->telemetry;
         c->has_tel = true;
     }
-    c->base_delay_ms = o->retry.base_delay_ms ? o->retry.base_delay_ms : 50;
-    c->max_backoff_ms = o->retry.max_backoff_ms ? o->retry.max_backoff_ms : 20000;
+    ddb__policy_resolve(o, &c->policy);
 
     int rc = 0;
     if ((rc = resolve_region(c, o, err)) != 0 || (rc = resolve_endpoint(c, o, err)) != 0 ||
@@ -139,16 +153,16 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto fail;
     }
-    c->retry = ddb__retry_state_new(&o->retry);
+    c->retry = ddb__retry_state_new_policy(&c->policy);
     if (!c->retry) {
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto fail;
     }
     ddb__http_options ho = {
         .url = c->url,
-        .connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 3000,
-        .request_timeout_ms = o->request_timeout_ms ? o->request_timeout_ms : 30000,
-        .max_connections = o->max_connections ? o->max_connections : 32,
+        .connect_timeout_ms = c->policy.connect_timeout_ms,
+        .request_timeout_ms = c->policy.request_timeout_ms,
+        .max_connections = c->policy.max_connections,
         .ca_bundle = ddb__config_ca_bundle(o->profile),
     };
     c->http = ddb__http_new(&ho, err);
@@ -221,35 +235,6 @@ int ddb__client_done(ddb_client *c, int rc)
     if (c)
         ddb__clock_call_done(c->clock);
     return rc;
-}
-
-/* A small per-thread generator for jitter: no lock, no shared state. */
-static uint64_t jitter_next(void)
-{
-    static _Thread_local uint64_t state;
-    if (state == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&state;
-        if (state == 0)
-            state = 0x9e3779b97f4a7c15ULL;
-    }
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
-
-int64_t ddb__client_backoff_ms(ddb_client *c, int attempt)
-{
-    int64_t cap = c->base_delay_ms;
-    for (int i = 0; i < attempt && cap < c->max_backoff_ms; i++)
-        cap *= 2;
-    if (cap > c->max_backoff_ms)
-        cap = c->max_backoff_ms;
-    if (cap <= 0)
-        return 0;
-    return (int64_t)(jitter_next() % (uint64_t)cap);
 }
 
 /* ------------------------------------------------------------ telemetry */
@@ -401,10 +386,12 @@ int ddb__client_sign(ddb_client *c, const char *op, const char *body, size_t len
     char amz_date[17];
     dl__sigv4_amz_date(epoch_s, amz_date);
     static const char target_prefix[] = "DynamoDB_20120810.";
-    char target[96];
+    char target[CLIENT_TARGET_MAX];
     size_t ol = strlen(op);
     if (ol > sizeof target - sizeof target_prefix)
-        ol = sizeof target - sizeof target_prefix;
+        return ddb__fail(err, DDB_EINVAL, "the operation name \"%.40s...\" is longer than "
+                         "the %zu bytes of an X-Amz-Target", op,
+                         sizeof target - sizeof target_prefix);
     memcpy(target, target_prefix, sizeof target_prefix - 1);
     memcpy(target + sizeof target_prefix - 1, op, ol);
     size_t tl = sizeof target_prefix - 1 + ol;
@@ -430,7 +417,7 @@ int ddb__client_sign(ddb_client *c, const char *op, const char *body, size_t len
 
     size_t host_l = strlen(c->host_header), auth_l = strlen(sig.authorization);
     size_t tok_l = cred->session_token ? strlen(cred->session_token) : 0;
-    size_t need = host_l + auth_l + tok_l + tl + 160;
+    size_t need = host_l + auth_l + tok_l + tl + CLIENT_HEADER_SLACK;
     char *p = out->inline_buf;
     if (need > sizeof out->inline_buf) {
         p = out->heap = malloc(need);
@@ -494,7 +481,7 @@ static bool skew_corrected(ddb_client *c, const attempt_result *out)
     int64_t skew = server_ms - ddb_clock_wall_ms(c->clock);
     int64_t old = atomic_exchange(&c->skew_ms, skew);
     /* A second skew error with the same correction is not the clock's fault. */
-    return old == 0 || (skew - old > 60000 || old - skew > 60000);
+    return old == 0 || (skew - old > SKEW_SAME_MS || old - skew > SKEW_SAME_MS);
 }
 
 /* Reads the outcome of one attempt (rc from the transport, the answer in out): 0 for a
@@ -560,7 +547,7 @@ static void log_retry(ddb_client *c, const ddb__call *call, int attempt, int64_t
         { "delay_ms", d },
         { "error", out->aws_type[0] ? out->aws_type : ddb_error_name(rc) },
     };
-    ddb__client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
+    ddb__client_log(c, DDB_LOG_DEBUG, DDB_EVENT_NONE, "dynalock.ddb", "retrying a request", f, 4);
 }
 
 /* Fills err with the final failure of a call and returns the error.type for telemetry. */
@@ -672,7 +659,8 @@ int ddb_client_call(ddb_client *c, const char *operation, const char *request_js
     ddb__err_reset(err);
     if (response_json)
         *response_json = NULL;
-    if (!c || !operation || !request_json || !*operation || strlen(operation) > 64)
+    if (!c || !operation || !request_json || !*operation ||
+        strlen(operation) > CLIENT_OPERATION_MAX)
         return ddb__fail(err, DDB_EINVAL, "ddb_client_call needs a client, an operation and a body");
     ddb__call call = { .operation = operation };
     attempt_result r;
@@ -696,8 +684,9 @@ ddb_table *ddb_table_open(ddb_client *c, const char *name, const char *pk, const
         return NULL;
     }
     size_t nl = strlen(name);
-    if (nl < 3 || nl > 255) {
-        ddb__fail(err, DDB_EINVAL, "the table name '%.255s' must be 3 to 255 characters", name);
+    if (nl < TABLE_NAME_MIN || nl > TABLE_NAME_MAX) {
+        ddb__fail(err, DDB_EINVAL, "the table name '%.255s' must be %d to %d characters", name,
+                  TABLE_NAME_MIN, TABLE_NAME_MAX);
         return NULL;
     }
     ddb_table *t = calloc(1, sizeof *t);

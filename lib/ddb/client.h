@@ -77,7 +77,7 @@ struct ddb_client {
     bool has_tel;
     ddb__cred_provider *creds;
     ddb__retry_state *retry;
-    int64_t base_delay_ms, max_backoff_ms;
+    ddb__policy policy;        /* the options resolved, once */
     ddb__http *http;
     atomic_uint_fast64_t next_span;
     ddb__rate_limiter *limiter; /* AWS_RETRY_MODE=adaptive, else NULL */
@@ -170,8 +170,6 @@ int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t l
 
 /* Marks the end of a public call for fake-clock settling; returns rc. */
 int ddb__client_done(ddb_client *c, int rc);
-/* A full-jitter delay for the attempt-th round of unprocessed batch items. */
-int64_t ddb__client_backoff_ms(ddb_client *c, int attempt);
 
 /* ---- small JSON helpers used by the operation modules (ops.c) */
 /* Adds key -> a new string; false when out of memory. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -21,11 +22,16 @@ extern char **environ;
 #define MAX_STDOUT (64 * 1024)
 #define MAX_STDERR 400
 
-static int64_t g_timeout_ms = 60000;
+/* How long a credential_process may run before it is killed. */
+#define PROCESS_TIMEOUT_MS 60000
+/* A read of the process's output at once. */
+#define READ_CHUNK 4096
+
+static int64_t g_timeout_ms = PROCESS_TIMEOUT_MS;
 
 void ddb__cred_set_process_timeout_ms(int64_t ms)
 {
-    g_timeout_ms = ms > 0 ? ms : 60000;
+    g_timeout_ms = ms > 0 ? ms : PROCESS_TIMEOUT_MS;
 }
 
 static int64_t now_ms(void)
@@ -135,7 +141,10 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
     size_t so_n = 0, se_n = 0;
     bool too_big = false, timed_out = false, cancelled = false;
     int64_t deadline = now_ms() + g_timeout_ms;
-    struct pollfd pf[2] = { { .fd = outp[0], .events = POLLIN }, { .fd = errp[0], .events = POLLIN } };
+    /* stdout, stderr and the cancel token's eventfd: a cancel wakes the poll at once. */
+    int cfd = ctx->cancel ? ddb_cancel_fd(ctx->cancel) : -1;
+    struct pollfd pf[3] = { { .fd = outp[0], .events = POLLIN }, { .fd = errp[0], .events = POLLIN },
+                            { .fd = cfd, .events = POLLIN } };
     int open_fds = 2;
     while (open_fds > 0 && so) {
         int64_t left = deadline - now_ms();
@@ -147,13 +156,13 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
             cancelled = true;
             break;
         }
-        int pr = poll(pf, 2, (int)(left < 100 ? left : 100));
+        int pr = poll(pf, 3, (int)(left < INT_MAX ? left : INT_MAX));
         if (pr < 0 && errno != EINTR)
             break;
         for (int i = 0; i < 2 && pr > 0; i++) {
             if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
-            char buf[4096];
+            char buf[READ_CHUNK];
             ssize_t n = read(pf[i].fd, buf, sizeof buf);
             if (n <= 0) {
                 if (n < 0 && errno == EINTR)

@@ -93,31 +93,41 @@ static bool transient(const ddb__cred_ctx *ctx, long status, const char *body)
     return t;
 }
 
-#define STS_ATTEMPTS 3
 #define STS_BASE_DELAY_MS 100
 
-/* One STS call with up to STS_ATTEMPTS attempts, waiting between them (full jitter on
- * the client's clock, so a cancel ends the wait). */
+/* One STS call with the standard mode's attempts, waiting between them (retry.c's full
+ * jitter from STS_BASE_DELAY_MS, on the client's clock, so a cancel ends the wait). */
 static int sts_call(const ddb__cred_ctx *ctx, const char *what, const char *action,
                     const ddb__cred_http_req *req, ddb__credentials *out)
 {
-    unsigned seed = (unsigned)ddb_clock_mono_ns(ctx->clock) ^ (unsigned)(uintptr_t)req;
+    ddb__retry_state *rs = ddb__retry_state_new_policy(&(ddb__policy){
+        .max_attempts = DDB__DEFAULT_MAX_ATTEMPTS,
+        .base_delay_ms = STS_BASE_DELAY_MS,
+        .max_backoff_ms = DDB__DEFAULT_MAX_BACKOFF_MS,
+        .retry_quota = -1,
+    });
+    if (!rs)
+        return ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+    int rc;
     for (int attempt = 1;; attempt++) {
         char *body = NULL, terr[CURL_ERROR_SIZE];
         long status = ddb__cred_http(ctx, req, &body, terr, sizeof terr);
-        if (attempt < STS_ATTEMPTS && transient(ctx, status, body)) {
+        if (attempt < ddb__retry_max_attempts(rs) && transient(ctx, status, body)) {
             free_secret(body);
-            int64_t cap_ms = (int64_t)STS_BASE_DELAY_MS << attempt;
-            int64_t delay_ms = (int64_t)(rand_r(&seed) % (unsigned)cap_ms);
+            int64_t delay_ms = ddb__retry_backoff_ms(rs, attempt);
             int64_t deadline = ddb_clock_mono_ns(ctx->clock) + delay_ms * 1000000;
-            if (ddb__clock_wait_until(ctx->clock, deadline, ctx->cancel) == DDB_ECANCELED)
-                return ddb__fail(ctx->err, DDB_ECANCELED, "%s: cancelled while calling STS", what);
+            if (ddb__clock_wait_until(ctx->clock, deadline, ctx->cancel) == DDB_ECANCELED) {
+                rc = ddb__fail(ctx->err, DDB_ECANCELED, "%s: cancelled while calling STS", what);
+                break;
+            }
             continue;
         }
-        int rc = read_answer(ctx, what, action, status, body, terr, out);
+        rc = read_answer(ctx, what, action, status, body, terr, out);
         free_secret(body);
-        return rc;
+        break;
     }
+    ddb__retry_state_free(rs);
+    return rc;
 }
 
 static bool add_common(char **form, const char *action, const ddb__assume_role *a)

@@ -1,10 +1,10 @@
-/* cred_util.c: what the credential providers share: one HTTP request with libcurl (no
- * proxy and short timeouts for metadata endpoints, the CA bundle for STS and SSO),
+/* cred_util.c: what the credential providers share: one HTTP request through http.c's
+ * ddb__http_send (no proxy and short timeouts for metadata endpoints, the CA bundle for
+ * STS and SSO, a cap on the answer, the cancel token's eventfd),
  * ISO 8601 times, the few XML elements of an STS answer, form encoding, small files. */
 #include "internal.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,16 @@
 
 #include <dynalock/version.h>
 
-#define HTTP_MAX_BODY (64 * 1024)
+/* A provider's answers are small documents: a larger one is refused, not read. */
+#define CRED_HTTP_MAX_ANSWER (64 * 1024)
+/* Header lines a provider's request carries at most (besides the User-Agent). */
+#define CRED_HTTP_MAX_HEADER_LINES 8
+/* A link-local or loopback metadata endpoint answers at once or not at all. */
+#define CRED_METADATA_CONNECT_TIMEOUT_MS 1000
+#define CRED_METADATA_TIMEOUT_MS 2000
+/* STS and SSO, over the internet. */
+#define CRED_HTTP_CONNECT_TIMEOUT_MS 3000
+#define CRED_HTTP_TIMEOUT_MS 10000
 
 bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
                     const char *token, int64_t expires_wall_ms)
@@ -30,115 +39,49 @@ bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
     return true;
 }
 
-typedef struct http_body {
-    char *p;
-    size_t len;
-    bool too_big;
-} http_body;
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-    http_body *b = arg;
-    size_t n = size * nmemb;
-    if (b->len + n > HTTP_MAX_BODY) {
-        b->too_big = true;
-        return 0;
-    }
-    char *np = realloc(b->p, b->len + n + 1);
-    if (!np)
-        return 0;
-    b->p = np;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
-}
-
-static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-    (void)a, (void)b, (void)c, (void)d;
-    return ddb_cancel_is_set(arg) ? 1 : 0;
-}
-
 long ddb__cred_http(const ddb__cred_ctx *ctx, const ddb__cred_http_req *r, char **body,
                     char *transport_err, size_t n)
 {
     *body = NULL;
     if (transport_err && n)
         transport_err[0] = '\0';
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(transport_err, n, "out of memory");
+    /* The provider's header lines and ours, on the stack: a provider sends a few. */
+    const char *lines[CRED_HTTP_MAX_HEADER_LINES + 1];
+    if (r->n_headers > CRED_HTTP_MAX_HEADER_LINES) {
+        snprintf(transport_err, n, "%zu header lines, more than the %d a provider sends",
+                 r->n_headers, CRED_HTTP_MAX_HEADER_LINES);
         return 0;
     }
-    struct curl_slist *hl = NULL, *resolve = NULL;
-    bool oom = false;
-    for (size_t i = 0; i < r->n_headers && !oom; i++) {
-        struct curl_slist *nl = curl_slist_append(hl, r->headers[i]);
-        oom = !nl;
-        if (nl)
-            hl = nl;
-    }
-    if (!oom) {
-        struct curl_slist *nl = curl_slist_append(hl, "User-Agent: dynalock/" DDB_VERSION_STRING);
-        oom = !nl;
-        if (nl)
-            hl = nl;
-    }
-    if (!oom && r->resolve) {
-        resolve = curl_slist_append(NULL, r->resolve);
-        oom = !resolve;
-    }
-    if (oom) {
-        curl_slist_free_all(hl);
-        curl_easy_cleanup(h);
-        snprintf(transport_err, n, "out of memory");
+    for (size_t i = 0; i < r->n_headers; i++)
+        lines[i] = r->headers[i];
+    lines[r->n_headers] = "User-Agent: dynalock/" DDB_VERSION_STRING;
+    ddb__http_request req = {
+        .method = r->method,
+        .url = r->url,
+        .headers = lines,
+        .n_headers = r->n_headers + 1,
+        .body = r->body,
+        .body_len = r->body ? strlen(r->body) : 0,
+        .connect_timeout_ms = r->metadata ? CRED_METADATA_CONNECT_TIMEOUT_MS
+                                          : CRED_HTTP_CONNECT_TIMEOUT_MS,
+        .timeout_ms = r->metadata ? CRED_METADATA_TIMEOUT_MS : CRED_HTTP_TIMEOUT_MS,
+        .max_answer = CRED_HTTP_MAX_ANSWER,
+        /* metadata never goes through a proxy, and needs no CA bundle */
+        .no_proxy = r->metadata,
+        .ca_bundle = !r->metadata && ctx ? ctx->ca_bundle : NULL,
+        .resolve = r->resolve,
+    };
+    ddb__http_answer a;
+    ddb_error err;
+    ddb_error_clear(&err);
+    if (ddb__http_send(NULL, &req, ctx ? ctx->cancel : NULL, &a, &err) != 0) {
+        snprintf(transport_err, n, "%s", err.message);
         return 0;
     }
-    char errbuf[CURL_ERROR_SIZE] = "";
-    http_body b = { 0 };
-    curl_easy_setopt(h, CURLOPT_URL, r->url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
-    if (r->body || strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)(r->body ? strlen(r->body) : 0));
-    }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-    if (resolve)
-        curl_easy_setopt(h, CURLOPT_RESOLVE, resolve);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, r->metadata ? 1000L : 3000L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->metadata ? 2000L : 10000L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    if (r->metadata)
-        curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* metadata never goes through a proxy */
-    else if (ctx && ctx->ca_bundle)
-        curl_easy_setopt(h, CURLOPT_CAINFO, ctx->ca_bundle);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    if (ctx && ctx->cancel) {
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, ctx->cancel);
-    }
-    long status = 0;
-    CURLcode cc = curl_easy_perform(h);
-    if (cc == CURLE_OK && !b.too_big)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    else if (b.too_big)
-        snprintf(transport_err, n, "the answer is larger than %d bytes", HTTP_MAX_BODY);
-    else
-        snprintf(transport_err, n, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
-    curl_slist_free_all(hl);
-    curl_slist_free_all(resolve);
-    curl_easy_cleanup(h);
-    if (status == 0) {
-        free(b.p);
-        return 0;
-    }
-    *body = b.p;
+    *body = a.body;
+    a.body = NULL;
+    long status = a.status;
+    ddb__http_answer_cleanup(&a);
     return status;
 }
 

@@ -21,6 +21,13 @@
 
 #define REFRESH_BEFORE_MS (5 * 60 * 1000)
 #define IMDS_TOKEN_TTL_S "21600"
+/* An instance metadata endpoint, its longest path with a role name, a role name, the
+ * session token's header: what does not fit is refused, never cut. */
+#define IMDS_ENDPOINT_MAX 512
+#define IMDS_ENDPOINT_MAX_TEXT "511"
+#define IMDS_ROLE_MAX 256
+#define IMDS_PATH_MAX (sizeof "/latest/meta-data/iam/security-credentials/" + IMDS_ROLE_MAX)
+#define IMDS_TOKEN_HEADER_MAX 1024
 #define MAX_PROFILE_CHAIN 8
 #define NOT_CONFIGURED 1 /* a provider's "not set up here": the chain goes on */
 
@@ -73,7 +80,7 @@ static void plog(ddb__cred_provider *p, int level, const char *msg, const ddb_lo
                  size_t n)
 {
     if (p->log && level >= p->log_level && level < DDB_LOG_OFF)
-        p->log(p->log_arg, level, 0, "dynalock.ddb.credentials", msg, f, n);
+        p->log(p->log_arg, level, DDB_EVENT_NONE, "dynalock.ddb.credentials", msg, f, n);
 }
 
 ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_clock *clock,
@@ -407,16 +414,19 @@ out:
 
 static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__credentials *out)
 {
-    char base[512];
-    snprintf(base, sizeof base, "%s", endpoint);
-    size_t bl = strlen(base);
-    while (bl > 0 && base[bl - 1] == '/')
-        base[--bl] = '\0';
-    char url[1024], terr[CURL_ERROR_SIZE] = "";
+    char base[IMDS_ENDPOINT_MAX];
+    char url[IMDS_ENDPOINT_MAX + IMDS_PATH_MAX], terr[CURL_ERROR_SIZE] = "";
     char *token = NULL, *body = NULL;
     long st;
     int rc = DDB_ECREDENTIALS;
     const char *what = "no answer";
+    if ((size_t)snprintf(base, sizeof base, "%s", endpoint) >= sizeof base) {
+        what = "an endpoint longer than " IMDS_ENDPOINT_MAX_TEXT " bytes";
+        goto out;
+    }
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        base[--bl] = '\0';
 
     snprintf(url, sizeof url, "%s/latest/api/token", base);
     const char *put_hdrs[] = { "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL_S };
@@ -430,7 +440,7 @@ static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__creden
     while (isspace((unsigned char)*tk))
         tk++;
     tk[strcspn(tk, "\r\n")] = '\0';
-    char tok_hdr[1024];
+    char tok_hdr[IMDS_TOKEN_HEADER_MAX];
     if (!*tk || snprintf(tok_hdr, sizeof tok_hdr, "X-aws-ec2-metadata-token: %s", tk) >= (int)sizeof tok_hdr) {
         what = "a bad session token";
         goto out;
@@ -447,11 +457,11 @@ static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__creden
     while (isspace((unsigned char)*role))
         role++;
     role[strcspn(role, "\r\n")] = '\0';
-    if (!*role || strchr(role, '/') || strlen(role) > 256) {
+    if (!*role || strchr(role, '/') || strlen(role) > IMDS_ROLE_MAX) {
         what = "a bad role name";
         goto out;
     }
-    char role_copy[257];
+    char role_copy[IMDS_ROLE_MAX + 1];
     snprintf(role_copy, sizeof role_copy, "%s", role);
     free(body);
     body = NULL;

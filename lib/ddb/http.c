@@ -1,35 +1,50 @@
-/* http.c: HTTP POSTs over libcurl for the client. A pool of handles, one per request in
- * flight and reused afterwards, keeps connections alive between requests; each request
- * runs on its handle's own multi handle, polling the cancel token's fd as well, so a
- * cancel aborts it within a poll wakeup rather than at curl's next progress tick. */
+/* http.c: HTTP over libcurl, the one path every request of the library takes.
+ *
+ * - ddb__http_send: one blocking request (any method and URL, a cap on the answer, the
+ *   header values asked for), on a connection the caller may keep between requests.
+ *   The credential providers and the testing library's server clock send through it.
+ * - ddb__http_post: the client's POSTs, on a pool of the same connections, one per
+ *   request in flight and reused afterwards, so connections stay alive.
+ * - ddb__http_async_*: the client's transfers side by side on one multi handle, driven
+ *   by its scheduler thread.
+ *
+ * A blocking request runs its easy handle on a multi handle of its own and polls the
+ * cancel token's eventfd beside curl's sockets, so a cancel aborts it within one poll
+ * wakeup. Nothing here keeps global state but libcurl's global initialisation. */
 #include "client.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
-typedef struct slot {
+/* Header lines a pooled POST carries (they are laid out on the stack). */
+#define HTTP_MAX_POST_HEADER_LINES 16
+/* The longest a blocking poll sleeps before asking curl again; curl shortens it to its
+ * own next timeout, and the cancel eventfd wakes it at once. */
+#define HTTP_POLL_MAX_MS 1000
+/* The first size of an answer's buffer, doubled as it grows. */
+#define HTTP_BODY_FIRST_CAP 1024
+/* The Date header a client answer keeps (an IMF-fixdate is 29 bytes). */
+#define HTTP_DATE_MAX ((int)sizeof(((ddb__http_response *)0)->date))
+
+/* ------------------------------------------------------------- one connection */
+
+/* An easy handle on a multi handle of its own: the multi handle keeps the connection
+ * alive between requests, and lets a request poll a cancel eventfd beside its sockets. */
+struct ddb__http_conn {
     CURL *easy;
     CURLM *multi;
-    struct slot *next;
+    struct ddb__http_conn *next;   /* a pool's idle list */
     char errbuf[CURL_ERROR_SIZE];
-} slot;
-
-struct ddb__http {
-    char *url;
-    char *ca_bundle;     /* CURLOPT_CAINFO, or NULL for the system's */
-    int64_t connect_timeout_ms, request_timeout_ms;
-    int max_slots;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    slot *idle;          /* handles ready for reuse, most recently used first */
-    int n_slots;         /* handles created */
-    atomic_long connects;
 };
+typedef struct ddb__http_conn slot;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
@@ -39,33 +54,13 @@ static void curl_init(void)
     curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err)
+static int curl_ready(ddb_error *err)
 {
     pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK) {
-        ddb__fail(err, DDB_EIO, "libcurl could not be initialised: %s",
-                  curl_easy_strerror(curl_init_rc));
-        return NULL;
-    }
-    ddb__http *h = calloc(1, sizeof *h);
-    if (!h || !(h->url = strdup(o->url))) {
-        free(h);
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
-        return NULL;
-    }
-    if (o->ca_bundle && !(h->ca_bundle = strdup(o->ca_bundle))) {
-        free(h->url);
-        free(h);
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
-        return NULL;
-    }
-    h->connect_timeout_ms = o->connect_timeout_ms;
-    h->request_timeout_ms = o->request_timeout_ms;
-    h->max_slots = o->max_connections > 0 ? o->max_connections : 32;
-    pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->cv, NULL);
-    atomic_init(&h->connects, 0);
-    return h;
+    if (curl_init_rc != CURLE_OK)
+        return ddb__fail(err, DDB_EIO, "libcurl could not be initialised: %s",
+                         curl_easy_strerror(curl_init_rc));
+    return 0;
 }
 
 static void slot_free(slot *s)
@@ -79,6 +74,394 @@ static void slot_free(slot *s)
     free(s);
 }
 
+static slot *slot_alloc(void)
+{
+    slot *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->easy = curl_easy_init();
+    s->multi = curl_multi_init();
+    if (!s->easy || !s->multi) {
+        slot_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+ddb__http_conn *ddb__http_conn_new(ddb_error *err)
+{
+    if (curl_ready(err) != 0)
+        return NULL;
+    slot *s = slot_alloc();
+    if (!s)
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+    return s;
+}
+
+void ddb__http_conn_free(ddb__http_conn *c)
+{
+    slot_free(c);
+}
+
+/* ------------------------------------------------------------------ answers */
+
+/* Where the callbacks put an answer. */
+typedef struct sink {
+    char *buf;
+    size_t len, cap;
+    size_t max;                  /* the body's cap; 0: none */
+    bool oom, too_big;
+    /* a client answer's two headers, in fixed fields */
+    char *request_id;            /* DDB_REQUEST_ID_MAX bytes, or NULL */
+    char *date;                  /* HTTP_DATE_MAX bytes, or NULL */
+    const char *too_long;        /* the header whose value did not fit its field */
+    /* the headers a blocking request asked for, whole */
+    const char *const *want;
+    size_t n_want;
+    char **got;                  /* n_want values (malloc'd), NULL when absent */
+} sink;
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    sink *k = arg;
+    size_t n = size * nmemb;
+    if (k->max && n > k->max - k->len) {
+        k->too_big = true;
+        return 0;
+    }
+    if (k->len + n + 1 > k->cap) {
+        size_t cap = k->cap ? k->cap : HTTP_BODY_FIRST_CAP;
+        while (cap < k->len + n + 1)
+            cap *= 2;
+        char *nb = realloc(k->buf, cap);
+        if (!nb) {
+            k->oom = true;
+            return 0;
+        }
+        k->buf = nb;
+        k->cap = cap;
+    }
+    memcpy(k->buf + k->len, data, n);
+    k->len += n;
+    k->buf[k->len] = '\0';
+    return n;
+}
+
+/* When the header line data[0..n) is header `name` (without its colon), its value
+ * trimmed: *v and *vlen. */
+static bool header_match(const char *data, size_t n, const char *name, const char **v,
+                         size_t *vlen)
+{
+    size_t nl = strlen(name);
+    if (n <= nl || strncasecmp(data, name, nl) != 0 || data[nl] != ':')
+        return false;
+    size_t i = nl + 1, end = n;
+    while (i < end && (data[i] == ' ' || data[i] == '\t'))
+        i++;
+    while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' ' ||
+                       data[end - 1] == '\t'))
+        end--;
+    *v = data + i;
+    *vlen = end - i;
+    return true;
+}
+
+/* Copies header `name`'s value into out (cap bytes) when the line is that header; a
+ * value that does not fit is not cut but noted in k->too_long. */
+static void header_fixed(sink *k, const char *data, size_t n, const char *name, char *out,
+                         size_t cap)
+{
+    const char *v;
+    size_t len;
+    if (!out || !header_match(data, n, name, &v, &len))
+        return;
+    if (len >= cap) {
+        k->too_long = name;
+        return;
+    }
+    memcpy(out, v, len);
+    out[len] = '\0';
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+    sink *k = arg;
+    size_t n = size * nmemb;
+    header_fixed(k, data, n, "x-amzn-requestid", k->request_id, DDB_REQUEST_ID_MAX);
+    header_fixed(k, data, n, "date", k->date, HTTP_DATE_MAX);
+    for (size_t i = 0; i < k->n_want; i++) {
+        const char *v;
+        size_t len;
+        if (!header_match(data, n, k->want[i], &v, &len))
+            continue;
+        char *copy = malloc(len + 1);
+        if (!copy) {
+            k->oom = true;
+            return 0;
+        }
+        memcpy(copy, v, len);
+        copy[len] = '\0';
+        free(k->got[i]); /* a repeated header: the last one counts */
+        k->got[i] = copy;
+    }
+    return n;
+}
+
+static int code_for_curl(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_OPERATION_TIMEDOUT:
+        return DDB_ETIMEDOUT;
+    case CURLE_OUT_OF_MEMORY:
+        return DDB_ENOMEM;
+    default:
+        return DDB_ENETWORK;
+    }
+}
+
+/* ---------------------------------------------------------- one blocking transfer */
+
+/* Runs the transfer set up on s's easy handle to its end, or until cancel is set.
+ * 0 when the transfer ended (an answer, or *cc says why not), DDB_ECANCELED, or
+ * DDB_ENOMEM when curl's multi interface failed (*broken: the handle is suspect). */
+static int slot_run(slot *s, ddb_cancel *cancel, CURLcode *cc, bool *broken)
+{
+    *cc = CURLE_OK;
+    *broken = false;
+    int fd = -1;
+    if (cancel) {
+        fd = ddb_cancel_fd(cancel);
+        if (fd < 0)
+            return DDB_EIO;
+    }
+    if (curl_multi_add_handle(s->multi, s->easy) != CURLM_OK) {
+        *broken = true;
+        return DDB_ENOMEM;
+    }
+    int rc = 0;
+    for (;;) {
+        int running = 0;
+        if (curl_multi_perform(s->multi, &running) != CURLM_OK) {
+            *broken = true;
+            rc = DDB_ENOMEM;
+            break;
+        }
+        if (!running) {
+            int left;
+            CURLMsg *m;
+            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
+                if (m->msg == CURLMSG_DONE)
+                    *cc = m->data.result;
+            break;
+        }
+        if (ddb_cancel_is_set(cancel)) {
+            rc = DDB_ECANCELED;
+            break;
+        }
+        struct curl_waitfd wfd = { .fd = fd, .events = CURL_WAIT_POLLIN };
+        if (curl_multi_poll(s->multi, fd >= 0 ? &wfd : NULL, fd >= 0 ? 1 : 0, HTTP_POLL_MAX_MS,
+                            NULL) != CURLM_OK) {
+            *broken = true;
+            rc = DDB_ENOMEM;
+            break;
+        }
+    }
+    /* Removing a handle mid-transfer closes its connection; the handle stays good. */
+    curl_multi_remove_handle(s->multi, s->easy);
+    return rc;
+}
+
+/* The error of a transfer that ended without an answer the caller can have. */
+static int transfer_failed(const char *errbuf, int rc, CURLcode cc, const sink *k, ddb_error *err)
+{
+    if (rc == DDB_ECANCELED)
+        return ddb__fail(err, rc, "the request was cancelled in flight");
+    if (rc == DDB_EIO)
+        return ddb__fail(err, rc, "no eventfd for the cancel token: %s", strerror(errno));
+    if (rc != 0)
+        return ddb__fail(err, rc, "libcurl's multi interface failed");
+    if (k->oom)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory reading the answer");
+    if (k->too_big)
+        return ddb__fail(err, DDB_EPROTOCOL, "the answer is larger than the %zu bytes allowed",
+                         k->max);
+    if (k->too_long)
+        return ddb__fail(err, DDB_EPROTOCOL,
+                         "the answer's %s header is longer than the client keeps", k->too_long);
+    if (cc != CURLE_OK) {
+        int code = code_for_curl(cc);
+        return ddb__fail(err, code, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- ddb__http_send */
+
+void ddb__http_answer_cleanup(ddb__http_answer *a)
+{
+    if (!a)
+        return;
+    free(a->body);
+    if (a->header_values)
+        for (size_t i = 0; i < a->n_header_values; i++)
+            free(a->header_values[i]);
+    free(a->header_values);
+    memset(a, 0, sizeof *a);
+}
+
+int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel *cancel,
+                   ddb__http_answer *out, ddb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!r || !r->url)
+        return ddb__fail(err, DDB_EINVAL, "an HTTP request needs a URL");
+    if (ddb_cancel_is_set(cancel))
+        return ddb__fail(err, DDB_ECANCELED, "the request was cancelled before it was sent");
+    slot *own = NULL;
+    if (!conn) {
+        own = conn = ddb__http_conn_new(err);
+        if (!conn)
+            return err ? err->code : DDB_ENOMEM;
+    }
+    sink k = { .max = r->max_answer ? r->max_answer : DDB__HTTP_MAX_ANSWER,
+               .want = r->want_headers, .n_want = r->n_want_headers };
+    struct curl_slist *hl = NULL, *resolve = NULL;
+    int rc = 0;
+    if (k.n_want && !(k.got = calloc(k.n_want, sizeof *k.got)))
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < r->n_headers; i++) {
+        struct curl_slist *nl = curl_slist_append(hl, r->headers[i]);
+        if (!nl)
+            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+        else
+            hl = nl;
+    }
+    if (rc == 0 && r->resolve && !(resolve = curl_slist_append(NULL, r->resolve)))
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    if (rc == 0) {
+        CURL *e = conn->easy;
+        const char *method = r->method ? r->method : r->body ? "POST" : "GET";
+        conn->errbuf[0] = '\0';
+        curl_easy_reset(e);
+        curl_easy_setopt(e, CURLOPT_URL, r->url);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                         (long)(r->connect_timeout_ms > 0 ? r->connect_timeout_ms
+                                                          : DDB__HTTP_CONNECT_TIMEOUT_MS));
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                         (long)(r->timeout_ms > 0 ? r->timeout_ms : DDB__HTTP_REQUEST_TIMEOUT_MS));
+        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, conn->errbuf);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
+        if (resolve)
+            curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
+        if (r->no_proxy)
+            curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+        if (r->ca_bundle)
+            curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_bundle);
+        if (strcmp(method, "GET") == 0) {
+            curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+        } else {
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->body_len : 0));
+            if (strcmp(method, "POST") != 0)
+                curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+        }
+        CURLcode cc;
+        bool broken;
+        int run = slot_run(conn, cancel, &cc, &broken);
+        rc = transfer_failed(conn->errbuf, run, cc, &k, err);
+        if (rc == 0) {
+            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+            if (!k.buf && !(k.buf = calloc(1, 1)))
+                rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+        }
+        /* Nothing the handle keeps may point at this call's lists or sink. */
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+        curl_easy_setopt(e, CURLOPT_RESOLVE, NULL);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, NULL);
+        if (broken && !own) {
+            /* Start the caller's connection afresh rather than trust it again. */
+            slot *fresh = slot_alloc();
+            if (fresh) {
+                curl_multi_cleanup(conn->multi);
+                curl_easy_cleanup(conn->easy);
+                conn->multi = fresh->multi;
+                conn->easy = fresh->easy;
+                free(fresh);
+            }
+        }
+    }
+    curl_slist_free_all(hl);
+    curl_slist_free_all(resolve);
+    slot_free(own);
+    if (rc != 0) {
+        out->status = 0;
+        free(k.buf);
+        for (size_t i = 0; k.got && i < k.n_want; i++)
+            free(k.got[i]);
+        free(k.got);
+        return rc;
+    }
+    out->body = k.buf;
+    out->len = k.len;
+    out->header_values = k.got;
+    out->n_header_values = k.n_want;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the client's pool */
+
+struct ddb__http {
+    char *url;
+    char *ca_bundle;     /* CURLOPT_CAINFO, or NULL for the system's */
+    int64_t connect_timeout_ms, request_timeout_ms;
+    int max_slots;
+    pthread_mutex_t mu;
+    slot *idle;          /* handles ready for reuse, most recently used first */
+    int n_slots;         /* handles created */
+    int waiters;         /* requests waiting for a handle */
+    int free_fd;         /* an eventfd (semaphore): one count per handle given back
+                          * while someone waited */
+    atomic_long connects;
+};
+
+ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err)
+{
+    if (curl_ready(err) != 0)
+        return NULL;
+    ddb__http *h = calloc(1, sizeof *h);
+    if (!h || !(h->url = strdup(o->url)) || (o->ca_bundle && !(h->ca_bundle = strdup(o->ca_bundle)))) {
+        if (h) {
+            free(h->url);
+            free(h);
+        }
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    h->free_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+    if (h->free_fd < 0) {
+        ddb__fail(err, DDB_EIO, "no eventfd for the connection pool: %s", strerror(errno));
+        free(h->ca_bundle);
+        free(h->url);
+        free(h);
+        return NULL;
+    }
+    h->connect_timeout_ms = o->connect_timeout_ms;
+    h->request_timeout_ms = o->request_timeout_ms;
+    h->max_slots = o->max_connections > 0 ? o->max_connections : DDB__DEFAULT_MAX_CONNECTIONS;
+    pthread_mutex_init(&h->mu, NULL);
+    atomic_init(&h->connects, 0);
+    return h;
+}
+
 void ddb__http_free(ddb__http *h)
 {
     if (!h)
@@ -90,7 +473,7 @@ void ddb__http_free(ddb__http *h)
         s = next;
     }
     pthread_mutex_destroy(&h->mu);
-    pthread_cond_destroy(&h->cv);
+    close(h->free_fd);
     free(h->ca_bundle);
     free(h->url);
     free(h);
@@ -108,64 +491,6 @@ void ddb__http_response_cleanup(ddb__http_response *r)
     free(r->body);
     r->body = NULL;
     r->len = 0;
-}
-
-typedef struct sink {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-    char *request_id;
-    char *date;          /* 40 bytes, or NULL */
-} sink;
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-    sink *k = arg;
-    size_t n = size * nmemb;
-    if (k->len + n + 1 > k->cap) {
-        size_t cap = k->cap ? k->cap : 1024;
-        while (cap < k->len + n + 1)
-            cap *= 2;
-        char *nb = realloc(k->buf, cap);
-        if (!nb) {
-            k->oom = true;
-            return 0;
-        }
-        k->buf = nb;
-        k->cap = cap;
-    }
-    memcpy(k->buf + k->len, data, n);
-    k->len += n;
-    k->buf[k->len] = '\0';
-    return n;
-}
-
-/* Copies the value of header `name` (lower case, with its colon) into out (cap bytes),
- * when the line is that header. */
-static void header_value(const char *data, size_t n, const char *name, char *out, size_t cap)
-{
-    size_t nl = strlen(name);
-    if (!out || n <= nl || strncasecmp(data, name, nl) != 0)
-        return;
-    size_t i = nl, end = n;
-    while (i < end && (data[i] == ' ' || data[i] == '\t'))
-        i++;
-    while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' '))
-        end--;
-    size_t len = end - i;
-    if (len >= cap)
-        len = cap - 1;
-    memcpy(out, data + i, len);
-    out[len] = '\0';
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
-{
-    sink *k = arg;
-    size_t n = size * nmemb;
-    header_value(data, n, "x-amzn-requestid:", k->request_id, DDB_REQUEST_ID_MAX);
-    header_value(data, n, "date:", k->date, 40);
-    return n;
 }
 
 /* What every handle of the client's requests is set up with, pooled or asynchronous. */
@@ -189,24 +514,20 @@ static void easy_setup(ddb__http *h, CURL *e, char *errbuf)
 
 static slot *slot_new(ddb__http *h)
 {
-    slot *s = calloc(1, sizeof *s);
+    slot *s = slot_alloc();
     if (!s)
         return NULL;
-    s->easy = curl_easy_init();
-    s->multi = curl_multi_init();
-    if (!s->easy || !s->multi) {
-        slot_free(s);
-        return NULL;
-    }
     easy_setup(h, s->easy, s->errbuf);
     /* One connection per handle: the pool is the connection limit. */
     curl_easy_setopt(s->easy, CURLOPT_MAXCONNECTS, 1L);
     return s;
 }
 
-/* Takes an idle handle, or makes one, or waits for one while at the limit. */
+/* Takes an idle handle, or makes one, or waits for one while at the limit: on the
+ * pool's eventfd and the cancel token's together, so neither is noticed late. */
 static slot *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
 {
+    int cfd = -1;
     pthread_mutex_lock(&h->mu);
     for (;;) {
         if (h->idle) {
@@ -223,26 +544,40 @@ static slot *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
             if (!s) {
                 pthread_mutex_lock(&h->mu);
                 h->n_slots--;
-                pthread_cond_signal(&h->cv);
                 pthread_mutex_unlock(&h->mu);
                 *rc = DDB_ENOMEM;
             }
             return s;
         }
-        if (cancel && ddb_cancel_is_set(cancel)) {
+        if (ddb_cancel_is_set(cancel)) {
             pthread_mutex_unlock(&h->mu);
             *rc = DDB_ECANCELED;
             return NULL;
         }
-        /* Wake now and then to notice a cancel while every connection is busy. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
+        if (cancel && cfd < 0 && (cfd = ddb_cancel_fd(cancel)) < 0) {
+            pthread_mutex_unlock(&h->mu);
+            *rc = DDB_EIO;
+            return NULL;
         }
-        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+        /* A handle given back from here on writes the eventfd, since waiters > 0. */
+        h->waiters++;
+        pthread_mutex_unlock(&h->mu);
+        struct pollfd p[2] = { { .fd = h->free_fd, .events = POLLIN },
+                               { .fd = cfd, .events = POLLIN } };
+        int n = poll(p, cfd >= 0 ? 2 : 1, -1);
+        uint64_t one;
+        /* Take one count at most, and look again; a count another waiter took first
+         * leaves this one to wait again. */
+        if (n > 0 && (p[0].revents & POLLIN) && read(h->free_fd, &one, sizeof one) < 0 &&
+            errno != EAGAIN)
+            n = -1;
+        pthread_mutex_lock(&h->mu);
+        h->waiters--;
+        if (n < 0 && errno != EINTR) {
+            pthread_mutex_unlock(&h->mu);
+            *rc = DDB_EIO;
+            return NULL;
+        }
     }
 }
 
@@ -257,20 +592,12 @@ static void slot_give(ddb__http *h, slot *s, bool broken)
         s->next = h->idle;
         h->idle = s;
     }
-    pthread_cond_signal(&h->cv);
-    pthread_mutex_unlock(&h->mu);
-}
-
-static int code_for_curl(CURLcode cc)
-{
-    switch (cc) {
-    case CURLE_OPERATION_TIMEDOUT:
-        return DDB_ETIMEDOUT;
-    case CURLE_OUT_OF_MEMORY:
-        return DDB_ENOMEM;
-    default:
-        return DDB_ENETWORK;
+    if (h->waiters > 0) {
+        uint64_t one = 1;
+        ssize_t w = write(h->free_fd, &one, sizeof one);
+        (void)w; /* a full counter (2^64 - 2) cannot happen: one count per handle given */
     }
+    pthread_mutex_unlock(&h->mu);
 }
 
 int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
@@ -278,7 +605,10 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
                    ddb__http_response *out, ddb_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (cancel && ddb_cancel_is_set(cancel))
+    if (n_headers > HTTP_MAX_POST_HEADER_LINES)
+        return ddb__fail(err, DDB_EINVAL, "%zu header lines, more than the %d a request carries",
+                         n_headers, HTTP_MAX_POST_HEADER_LINES);
+    if (ddb_cancel_is_set(cancel))
         return ddb__fail(err, DDB_ECANCELED, "the request was cancelled before it was sent");
 
     int rc = 0;
@@ -286,13 +616,13 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     if (!s) {
         if (rc == DDB_ECANCELED)
             return ddb__fail(err, rc, "the request was cancelled while waiting for a connection");
+        if (rc == DDB_EIO)
+            return ddb__fail(err, rc, "could not wait for a connection: %s", strerror(errno));
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
 
     /* The header list lives on the stack: curl reads it during the transfer only. */
-    struct curl_slist nodes[16];
-    if (n_headers > 16)
-        n_headers = 16;
+    struct curl_slist nodes[HTTP_MAX_POST_HEADER_LINES];
     for (size_t i = 0; i < n_headers; i++) {
         nodes[i].data = (char *)(uintptr_t)headers[i];
         nodes[i].next = i + 1 < n_headers ? &nodes[i + 1] : NULL;
@@ -307,78 +637,26 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
 
-    CURLcode cc = CURLE_OK;
-    bool canceled = false, broken = false;
-    if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
-        slot_give(h, s, true);
-        return ddb__fail(err, DDB_ENOMEM, "could not start the request");
-    }
-    int fd = cancel ? ddb_cancel_fd(cancel) : -1;
-    for (;;) {
-        int running = 0;
-        CURLMcode mc = curl_multi_perform(s->multi, &running);
-        if (mc != CURLM_OK) {
-            cc = CURLE_OUT_OF_MEMORY;
-            broken = true;
-            break;
-        }
-        if (!running) {
-            int left;
-            CURLMsg *m;
-            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
-                if (m->msg == CURLMSG_DONE)
-                    cc = m->data.result;
-            break;
-        }
-        if (cancel && ddb_cancel_is_set(cancel)) {
-            canceled = true;
-            break;
-        }
-        struct curl_waitfd wfd = { .fd = fd, .events = CURL_WAIT_POLLIN };
-        bool use_fd = fd >= 0;
-        /* Without a cancel fd, poll briefly so a set token is still seen soon. */
-        int timeout_ms = cancel && !use_fd ? 5 : 1000;
-        mc = curl_multi_poll(s->multi, use_fd ? &wfd : NULL, use_fd ? 1 : 0, timeout_ms, NULL);
-        if (mc != CURLM_OK) {
-            cc = CURLE_OUT_OF_MEMORY;
-            broken = true;
-            break;
-        }
-    }
-    curl_multi_remove_handle(s->multi, e);
+    CURLcode cc;
+    bool broken;
+    int run = slot_run(s, cancel, &cc, &broken);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
 
     long connects = 0;
     if (curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
         atomic_fetch_add(&h->connects, connects);
 
-    if (canceled) {
-        /* Removing a handle mid-transfer closes its connection; the handle stays good. */
-        slot_give(h, s, false);
+    rc = transfer_failed(s->errbuf, run, cc, &k, err);
+    if (rc == 0)
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+    slot_give(h, s, broken);
+    if (rc == 0 && !k.buf && !(k.buf = calloc(1, 1)))
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    if (rc != 0) {
         free(k.buf);
-        return ddb__fail(err, DDB_ECANCELED, "the request was cancelled in flight");
+        memset(out, 0, sizeof *out);
+        return rc;
     }
-    if (k.oom) {
-        slot_give(h, s, false);
-        free(k.buf);
-        return ddb__fail(err, DDB_ENOMEM, "out of memory reading the answer");
-    }
-    if (cc != CURLE_OK) {
-        int code = code_for_curl(cc);
-        ddb__fail(err, code, "%s", s->errbuf[0] ? s->errbuf : curl_easy_strerror(cc));
-        slot_give(h, s, broken);
-        free(k.buf);
-        return code;
-    }
-    long status = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    slot_give(h, s, false);
-    if (!k.buf) {
-        k.buf = calloc(1, 1);
-        if (!k.buf)
-            return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    }
-    out->status = status;
     out->body = k.buf;
     out->len = k.len;
     return 0;
@@ -396,7 +674,7 @@ struct ddb__http_xfer {
     struct curl_slist *headers;
     sink k;
     char request_id[DDB_REQUEST_ID_MAX];
-    char date[40];
+    char date[HTTP_DATE_MAX];
     char errbuf[CURL_ERROR_SIZE];
     ddb__http_done_fn done;
     void *arg;
@@ -555,11 +833,8 @@ static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
     long connects = 0;
     if (curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
         atomic_fetch_add(&a->http->connects, connects);
-    if (x->k.oom) {
-        rc = ddb__fail(&e, DDB_ENOMEM, "out of memory reading the answer");
-    } else if (cc != CURLE_OK) {
-        rc = ddb__fail(&e, code_for_curl(cc), "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
-    } else {
+    rc = transfer_failed(x->errbuf, 0, cc, &x->k, &e);
+    if (rc == 0) {
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp.status);
         resp.body = x->k.buf ? x->k.buf : calloc(1, 1);
         resp.len = x->k.len;

@@ -117,6 +117,52 @@ int ddb__config_max_attempts(const char *opt_profile);
 /* AWS_RETRY_MODE, else the profile's retry_mode: true for "adaptive". */
 bool ddb__config_retry_adaptive(const char *opt_profile);
 
+/* ---- one HTTP request (http.c): the blocking request the credential providers and
+ * the testing library's server clock send. The client's own POSTs take the same path
+ * through a pool (client.h). */
+/* What a request not told otherwise allows itself. */
+#define DDB__HTTP_CONNECT_TIMEOUT_MS DDB__DEFAULT_CONNECT_TIMEOUT_MS
+#define DDB__HTTP_REQUEST_TIMEOUT_MS DDB__DEFAULT_REQUEST_TIMEOUT_MS
+#define DDB__HTTP_MAX_ANSWER ((size_t)1 << 20)
+/* A connection kept between requests (an easy handle on a multi handle of its own).
+ * One thread at a time. */
+typedef struct ddb__http_conn ddb__http_conn;
+ddb__http_conn *ddb__http_conn_new(ddb_error *err);
+void ddb__http_conn_free(ddb__http_conn *c);
+typedef struct ddb__http_request {
+    const char *method;              /* NULL: "GET" without a body, "POST" with one */
+    const char *url;
+    const char *const *headers;      /* "Name: value" lines, copied */
+    size_t n_headers;
+    const char *body;                /* NULL: none */
+    size_t body_len;
+    int64_t connect_timeout_ms;      /* 0: DDB__HTTP_CONNECT_TIMEOUT_MS */
+    int64_t timeout_ms;              /* the whole request; 0: DDB__HTTP_REQUEST_TIMEOUT_MS */
+    size_t max_answer;               /* the body's cap in bytes; 0: DDB__HTTP_MAX_ANSWER */
+    const char *ca_bundle;           /* CURLOPT_CAINFO, or NULL for the system's */
+    bool no_proxy;                   /* never through a proxy (metadata endpoints) */
+    const char *resolve;             /* a CURLOPT_RESOLVE entry ("host:port:addr"), or NULL */
+    const char *const *want_headers; /* names (no colon, any case) whose values to keep */
+    size_t n_want_headers;
+} ddb__http_request;
+typedef struct ddb__http_answer {
+    long status;
+    char *body;                      /* malloc'd, NUL-terminated */
+    size_t len;
+    char **header_values;            /* one per wanted header, whole (malloc'd), NULL when
+                                      * absent; the last of a repeated header */
+    size_t n_header_values;
+} ddb__http_answer;
+/* Sends r on conn (NULL: a connection made for this request alone) and waits for the
+ * answer, or until cancel is set (its eventfd is polled beside the sockets). 0 when an
+ * answer of any status arrived (out filled; free with ddb__http_answer_cleanup), else
+ * DDB_ECANCELED, DDB_ETIMEDOUT, DDB_ENETWORK, DDB_EPROTOCOL (the answer is larger than
+ * the cap), DDB_EINVAL, DDB_ENOMEM, DDB_EIO with err filled and out empty. Any thread;
+ * conn one thread at a time. */
+int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel *cancel,
+                           ddb__http_answer *out, ddb_error *err);
+void ddb__http_answer_cleanup(ddb__http_answer *a);
+
 /* ---- credential providers (cred_*.c), walked by the chain in credentials.c. Each
  * returns 0 with out filled, or a DDB_E* code with ctx->err's message naming the
  * provider. None logs or puts a secret in an error. */
@@ -180,9 +226,31 @@ int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credential
  * resolve (malloc'd, NULL for https), or DDB_ECREDENTIALS with err filled. */
 int ddb__container_url_check(const char *url, char **resolve, ddb_error *err);
 
+/* ---- the client's policy (retry.c): what a zero option means, written here only, and
+ * the options resolved against it once, when a client is made */
+#define DDB__DEFAULT_CONNECT_TIMEOUT_MS 3000
+#define DDB__DEFAULT_REQUEST_TIMEOUT_MS 30000
+#define DDB__DEFAULT_MAX_CONNECTIONS 32
+#define DDB__DEFAULT_MAX_ATTEMPTS 3
+#define DDB__DEFAULT_BASE_DELAY_MS 50
+#define DDB__DEFAULT_MAX_BACKOFF_MS 20000
+#define DDB__DEFAULT_RETRY_QUOTA 500
+typedef struct ddb__policy {
+    int64_t connect_timeout_ms, request_timeout_ms;
+    int max_connections;
+    int max_attempts;        /* the option, else AWS_MAX_ATTEMPTS / the profile, else 3 */
+    int64_t base_delay_ms, max_backoff_ms;
+    int retry_quota;         /* < 0: no quota */
+} ddb__policy;
+/* Resolves o (NULL: all defaults) with the defaults above and, for max_attempts, the
+ * environment and the default profile (profile: o's, or NULL). */
+void ddb__policy_resolve(const ddb_client_options *o, ddb__policy *out);
+
 /* ---- retry policy (retry.c): AWS SDK "standard" mode */
 typedef struct ddb__retry_state ddb__retry_state;  /* one per client: the quota */
+/* From retry options alone (NULL: the defaults); see ddb__retry_state_new_policy. */
 ddb__retry_state *ddb__retry_state_new(const ddb_retry_options *o);
+ddb__retry_state *ddb__retry_state_new_policy(const ddb__policy *p);
 void ddb__retry_state_free(ddb__retry_state *s);
 /* Whether an attempt's outcome is retryable: http_status (0 = no answer, network
  * failure), aws_type (NULL if none), curl-level transient flag. */
@@ -204,7 +272,13 @@ bool ddb__retry_next_cost(ddb__retry_state *s, int attempt, bool throttling, boo
 void ddb__retry_refund(ddb__retry_state *s, int cost);
 /* Tokens left in the quota (-1 when the quota is disabled). */
 int ddb__retry_quota_left(ddb__retry_state *s);
-/* Tests: replaces the random source, a function returning a value in [0, 1). */
+/* The full-jitter delay before round `round` of a loop that retries outside the quota
+ * (rand in [0, min(max_backoff, base * 2^round))): a batch's unprocessed items, whose
+ * rounds end when all is done or the caller cancels, and an STS call of the credential
+ * providers, whose state has its own attempts. Takes no quota. */
+int64_t ddb__retry_backoff_ms(ddb__retry_state *s, int round);
+/* Tests: replaces the random source (of ddb__retry_next and the batch backoff), a
+ * function returning a value in [0, 1). */
 void ddb__retry_set_random(ddb__retry_state *s, double (*rand_fn)(void *arg), void *arg);
 
 /* ---- adaptive retry mode and clock skew (ratelimit.c), for the request path. Before

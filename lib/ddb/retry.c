@@ -24,20 +24,46 @@ struct ddb__retry_state {
     void *rand_arg;
 };
 
+void ddb__policy_resolve(const ddb_client_options *o, ddb__policy *out)
+{
+    ddb_client_options zero = { 0 };
+    if (!o)
+        o = &zero;
+    const ddb_retry_options *r = &o->retry;
+    int from_config = r->max_attempts > 0 ? 0 : ddb__config_max_attempts(o->profile);
+    *out = (ddb__policy){
+        .connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms
+                                                        : DDB__DEFAULT_CONNECT_TIMEOUT_MS,
+        .request_timeout_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms
+                                                        : DDB__DEFAULT_REQUEST_TIMEOUT_MS,
+        .max_connections = o->max_connections > 0 ? o->max_connections
+                                                  : DDB__DEFAULT_MAX_CONNECTIONS,
+        .max_attempts = r->max_attempts > 0 ? r->max_attempts
+                        : from_config > 0   ? from_config
+                                            : DDB__DEFAULT_MAX_ATTEMPTS,
+        .base_delay_ms = r->base_delay_ms > 0 ? r->base_delay_ms : DDB__DEFAULT_BASE_DELAY_MS,
+        .max_backoff_ms = r->max_backoff_ms > 0 ? r->max_backoff_ms : DDB__DEFAULT_MAX_BACKOFF_MS,
+        .retry_quota = r->quota == 0 ? DDB__DEFAULT_RETRY_QUOTA : r->quota,
+    };
+}
+
 ddb__retry_state *ddb__retry_state_new(const ddb_retry_options *o)
+{
+    ddb__policy p;
+    ddb__policy_resolve(o ? &(ddb_client_options){ .retry = *o } : NULL, &p);
+    return ddb__retry_state_new_policy(&p);
+}
+
+ddb__retry_state *ddb__retry_state_new_policy(const ddb__policy *p)
 {
     ddb__retry_state *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     pthread_mutex_init(&s->mu, NULL);
-    ddb_retry_options d = { 0 };
-    if (!o)
-        o = &d;
-    int from_config = o->max_attempts > 0 ? 0 : ddb__config_max_attempts(NULL);
-    s->max_attempts = o->max_attempts > 0 ? o->max_attempts : from_config > 0 ? from_config : 3;
-    s->base_delay_ms = o->base_delay_ms > 0 ? o->base_delay_ms : 50;
-    s->max_backoff_ms = o->max_backoff_ms > 0 ? o->max_backoff_ms : 20000;
-    s->quota_max = o->quota == 0 ? 500 : o->quota;
+    s->max_attempts = p->max_attempts;
+    s->base_delay_ms = p->base_delay_ms;
+    s->max_backoff_ms = p->max_backoff_ms;
+    s->quota_max = p->retry_quota;
     s->quota = s->quota_max;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -126,6 +152,26 @@ bool ddb__retry_is_retryable(int http_status, const char *aws_type, bool network
            http_status == 504;
 }
 
+/* Full jitter: rand * min(max_backoff, base * 2^attempt); called with the lock held. */
+static int64_t jittered(ddb__retry_state *s, int attempt)
+{
+    int64_t ceiling = s->max_backoff_ms;
+    int64_t exp = s->base_delay_ms;
+    for (int i = 0; i < attempt && exp < ceiling; i++)
+        exp = exp > INT64_MAX / 2 ? INT64_MAX : exp * 2;
+    if (exp < ceiling)
+        ceiling = exp;
+    return (int64_t)(next_random(s) * (double)ceiling);
+}
+
+int64_t ddb__retry_backoff_ms(ddb__retry_state *s, int round)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t delay = jittered(s, round);
+    pthread_mutex_unlock(&s->mu);
+    return delay;
+}
+
 bool ddb__retry_next_cost(ddb__retry_state *s, int attempt, bool throttling, bool timeout,
                           int64_t *delay_ms, int *cost)
 {
@@ -147,19 +193,10 @@ bool ddb__retry_next_cost(ddb__retry_state *s, int attempt, bool throttling, boo
     } else {
         c = 0;
     }
-    /* Full jitter: rand * min(max_backoff, base * 2^attempt). */
-    int64_t ceiling = s->max_backoff_ms;
-    if (attempt < 40) {
-        int64_t exp = s->base_delay_ms;
-        for (int i = 0; i < attempt && exp < ceiling; i++)
-            exp *= 2;
-        if (exp < ceiling)
-            ceiling = exp;
-    }
-    double r = next_random(s);
+    int64_t delay = jittered(s, attempt);
     pthread_mutex_unlock(&s->mu);
     if (delay_ms)
-        *delay_ms = (int64_t)(r * (double)ceiling);
+        *delay_ms = delay;
     if (cost)
         *cost = c;
     return true;

@@ -423,6 +423,24 @@ START_TEST(one_refresh_at_a_time)
 }
 END_TEST
 
+START_TEST(imds_endpoint_too_long_is_refused_not_cut)
+{
+    unsetenv("AWS_EC2_METADATA_DISABLED");
+    char endpoint[700];
+    int n = snprintf(endpoint, sizeof endpoint, "%s/", fake_meta_url(g_meta));
+    memset(endpoint + n, 'a', sizeof endpoint - 1 - (size_t)n);
+    endpoint[sizeof endpoint - 1] = '\0';
+    ddb_client_options o = { .imds_endpoint = endpoint };
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL);
+    ddb__credentials c;
+    ddb_error err;
+    ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
+    ck_assert_msg(strstr(err.message, "an endpoint longer than 511 bytes"), "%s", err.message);
+    ck_assert_int_eq(fake_meta_counts_get(g_meta).requests, 0);
+    ddb__cred_provider_free(p);
+}
+END_TEST
+
 START_TEST(cancelled_fetch)
 {
     unsetenv("AWS_EC2_METADATA_DISABLED");
@@ -460,6 +478,7 @@ static Suite *credentials_suite(void)
     tcase_add_test(tc, expiring_credentials_refresh_on_the_clock);
     tcase_add_test(tc, one_refresh_at_a_time);
     tcase_add_test(tc, cancelled_fetch);
+    tcase_add_test(tc, imds_endpoint_too_long_is_refused_not_cut);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,11 +6,14 @@
 #include <check.h>
 
 #include "dl_check.h"
+#include <arpa/inet.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -933,6 +936,124 @@ START_TEST(no_secret_in_logs_or_errors)
 }
 END_TEST
 
+/* A one-connection server on loopback for the providers' request itself: it reads a
+ * request, then sets `cancel` and holds the connection, or answers `answer_len` bytes. */
+typedef struct raw_server {
+    int fd, port;
+    ddb_cancel *cancel;
+    size_t answer_len;
+    pthread_t thread;
+} raw_server;
+
+static void *raw_server_main(void *arg)
+{
+    raw_server *r = arg;
+    int c = accept(r->fd, NULL, NULL);
+    if (c < 0)
+        return NULL;
+    char buf[4096];
+    size_t len = 0;
+    ssize_t n;
+    while ((n = recv(c, buf + len, sizeof buf - 1 - len, 0)) > 0) {
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (strstr(buf, "\r\n\r\n"))
+            break;
+    }
+    if (r->cancel) {
+        ddb_cancel_set(r->cancel);
+    } else {
+        char head[128];
+        int hl = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n",
+                          r->answer_len);
+        (void)!send(c, head, (size_t)hl, MSG_NOSIGNAL);
+        char *body = malloc(r->answer_len);
+        memset(body, '{', r->answer_len);
+        (void)!send(c, body, r->answer_len, MSG_NOSIGNAL);
+        free(body);
+    }
+    /* Until the client leaves. */
+    while (recv(c, buf, sizeof buf, 0) > 0)
+        ;
+    close(c);
+    return NULL;
+}
+
+static void raw_server_start(raw_server *r)
+{
+    r->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(r->fd, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    ck_assert_int_eq(bind(r->fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(r->fd, 1), 0);
+    socklen_t al = sizeof a;
+    ck_assert_int_eq(getsockname(r->fd, (struct sockaddr *)&a, &al), 0);
+    r->port = ntohs(a.sin_port);
+    ck_assert_int_eq(pthread_create(&r->thread, NULL, raw_server_main, r), 0);
+}
+
+static void raw_server_stop(raw_server *r)
+{
+    pthread_join(r->thread, NULL);
+    close(r->fd);
+}
+
+START_TEST(provider_request_cancelled_in_flight_or_over_its_cap)
+{
+    /* A metadata endpoint that never answers: the token ends the request at once, long
+     * before its 2 s timeout, and the provider sees why. */
+    ddb_cancel *k = ddb_cancel_new();
+    raw_server r = { .cancel = k };
+    raw_server_start(&r);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/latest/api/token", r.port);
+    ddb_error err;
+    ddb__cred_ctx ctx = { .cancel = k, .err = &err };
+    ddb__cred_http_req req = { .method = "PUT", .url = url, .metadata = true };
+    char *body = NULL, terr[256];
+    ck_assert_int_eq(ddb__cred_http(&ctx, &req, &body, terr, sizeof terr), 0);
+    ck_assert_ptr_null(body);
+    ck_assert_msg(strstr(terr, "cancelled in flight"), "%s", terr);
+    raw_server_stop(&r);
+    ddb_cancel_unref(k);
+
+    /* An answer larger than a provider reads is refused, not cut. */
+    raw_server big = { .answer_len = 64 * 1024 + 1 };
+    raw_server_start(&big);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/creds", big.port);
+    ctx.cancel = NULL;
+    req = (ddb__cred_http_req){ .method = "GET", .url = url };
+    ck_assert_int_eq(ddb__cred_http(&ctx, &req, &body, terr, sizeof terr), 0);
+    ck_assert_ptr_null(body);
+    ck_assert_msg(strstr(terr, "larger than the 65536 bytes allowed"), "%s", terr);
+    raw_server_stop(&big);
+}
+END_TEST
+
+static void *set_later(void *arg)
+{
+    ddb_cancel_set(arg);
+    return NULL;
+}
+
+START_TEST(credential_process_cancelled_while_it_runs)
+{
+    /* A command that would run for half a minute; the token, set from another thread,
+     * ends the wait on the process's pipes through its eventfd and kills it. */
+    ddb_cancel *k = ddb_cancel_new();
+    ddb_error err;
+    ddb__cred_ctx ctx = { .cancel = k, .err = &err };
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, set_later, k), 0);
+    ddb__credentials c;
+    int rc = ddb__cred_process(&ctx, "default", "exec sleep 30", &c);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(rc, DDB_ECANCELED);
+    ck_assert_msg(strstr(err.message, "cancelled"), "%s", err.message);
+    ddb_cancel_unref(k);
+}
+END_TEST
+
 static Suite *providers_suite(void)
 {
     Suite *s = suite_create("credential_providers");
@@ -940,6 +1061,7 @@ static Suite *providers_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, web_identity_from_environment);
+    tcase_add_test(tc, provider_request_cancelled_in_flight_or_over_its_cap);
     tcase_add_test(tc, web_identity_from_profile);
     tcase_add_test(tc, web_identity_bad_days);
     tcase_add_test(tc, web_identity_refreshes_on_the_clock);
@@ -949,6 +1071,7 @@ static Suite *providers_suite(void)
     tcase_add_test(tc, assume_role_bad_days);
     tcase_add_test(tc, credential_process_good_and_refreshed);
     tcase_add_test(tc, credential_process_bad_days);
+    tcase_add_test(tc, credential_process_cancelled_while_it_runs);
     tcase_add_test(tc, sso_session_and_legacy);
     tcase_add_test(tc, sso_refreshes_on_the_clock);
     tcase_add_test(tc, sso_token_refreshed_near_its_expiry);

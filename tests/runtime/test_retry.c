@@ -4,6 +4,7 @@
 
 #include "dl_check.h"
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -127,6 +128,81 @@ START_TEST(full_jitter_backoff)
 }
 END_TEST
 
+START_TEST(batch_backoff_from_the_injected_source)
+{
+    ddb__retry_state *s = ddb__retry_state_new(&(ddb_retry_options){ .base_delay_ms = 10,
+                                                                      .max_backoff_ms = 50,
+                                                                      .quota = 5 });
+    double r = 0.5;
+    ddb__retry_set_random(s, fixed_random, &r);
+    /* Full jitter over min(cap, base * 2^round). */
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 0), 5);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 1), 10);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 2), 20);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 3), 25);
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 1000), 25);
+    r = 0.999;
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 1000), 49);
+    r = 0;
+    ck_assert_int_eq(ddb__retry_backoff_ms(s, 3), 0);
+    /* Rounds take no quota and have no limit of attempts. */
+    for (int i = 0; i < 100; i++)
+        (void)ddb__retry_backoff_ms(s, i);
+    ck_assert_int_eq(ddb__retry_quota_left(s), 5);
+    /* A cap near the largest duration does not overflow the doubling. */
+    ddb__retry_state_free(s);
+    s = ddb__retry_state_new(&(ddb_retry_options){ .base_delay_ms = 3,
+                                                   .max_backoff_ms = INT64_MAX });
+    r = 0.5;
+    ddb__retry_set_random(s, fixed_random, &r);
+    ck_assert_int_gt(ddb__retry_backoff_ms(s, 200), 0);
+    ddb__retry_state_free(s);
+}
+END_TEST
+
+START_TEST(policy_defaults_written_once)
+{
+    unsetenv("AWS_MAX_ATTEMPTS");
+    setenv("AWS_CONFIG_FILE", "/nonexistent/dynalock-test-config", 1);
+    ddb__policy p;
+    ddb__policy_resolve(NULL, &p);
+    ck_assert_int_eq(p.connect_timeout_ms, DDB__DEFAULT_CONNECT_TIMEOUT_MS);
+    ck_assert_int_eq(p.request_timeout_ms, DDB__DEFAULT_REQUEST_TIMEOUT_MS);
+    ck_assert_int_eq(p.max_connections, DDB__DEFAULT_MAX_CONNECTIONS);
+    ck_assert_int_eq(p.max_attempts, DDB__DEFAULT_MAX_ATTEMPTS);
+    ck_assert_int_eq(p.base_delay_ms, DDB__DEFAULT_BASE_DELAY_MS);
+    ck_assert_int_eq(p.max_backoff_ms, DDB__DEFAULT_MAX_BACKOFF_MS);
+    ck_assert_int_eq(p.retry_quota, DDB__DEFAULT_RETRY_QUOTA);
+    /* The documented values of ddb.h's options. */
+    ck_assert_int_eq(p.max_attempts, 3);
+    ck_assert_int_eq(p.base_delay_ms, 50);
+    ck_assert_int_eq(p.max_backoff_ms, 20000);
+    ck_assert_int_eq(p.retry_quota, 500);
+    /* Options given win; the environment comes before the default. */
+    ddb_client_options o = { .connect_timeout_ms = 7, .request_timeout_ms = 8,
+                             .max_connections = 2,
+                             .retry = { .base_delay_ms = 9, .max_backoff_ms = 10, .quota = -1 } };
+    setenv("AWS_MAX_ATTEMPTS", "6", 1);
+    ddb__policy_resolve(&o, &p);
+    ck_assert_int_eq(p.connect_timeout_ms, 7);
+    ck_assert_int_eq(p.request_timeout_ms, 8);
+    ck_assert_int_eq(p.max_connections, 2);
+    ck_assert_int_eq(p.max_attempts, 6);
+    ck_assert_int_eq(p.base_delay_ms, 9);
+    ck_assert_int_eq(p.max_backoff_ms, 10);
+    ck_assert_int_lt(p.retry_quota, 0);
+    o.retry.max_attempts = 4;
+    ddb__policy_resolve(&o, &p);
+    ck_assert_int_eq(p.max_attempts, 4);
+    /* The retry state made from retry options alone resolves the same way. */
+    ddb__retry_state *s = ddb__retry_state_new(NULL);
+    ck_assert_int_eq(ddb__retry_max_attempts(s), 6);
+    ddb__retry_state_free(s);
+    unsetenv("AWS_MAX_ATTEMPTS");
+    unsetenv("AWS_CONFIG_FILE");
+}
+END_TEST
+
 START_TEST(quota)
 {
     ddb__retry_state *s = ddb__retry_state_new(NULL);
@@ -206,6 +282,8 @@ static Suite *retry_suite(void)
     tcase_add_test(tc, retryable_classification);
     tcase_add_test(tc, attempts);
     tcase_add_test(tc, full_jitter_backoff);
+    tcase_add_test(tc, batch_backoff_from_the_injected_source);
+    tcase_add_test(tc, policy_defaults_written_once);
     tcase_add_test(tc, quota);
     tcase_add_test(tc, quota_is_thread_safe);
     suite_add_tcase(s, tc);

@@ -69,8 +69,8 @@ DDB_API int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t le
                              ddb_lease **out, ddb_cancel *stop, ddb_error *err);
 
 /* Releases the lock (one conditional UpdateItem within the time the lease has left; a
- * failure is logged, event 43, never returned), sets ddb_lease_ended and drops the
- * holder's reference. Thread: the lease's owner. */
+ * failure is logged, DDB_EVENT_RELEASE_FAILED, never returned), sets ddb_lease_ended
+ * and drops the holder's reference. Thread: the lease's owner. */
 DDB_API void ddb_lease_release(ddb_lease *lease);
 /* References: a lease handed to another thread (e.g. a thread the work of a leader
  * starts) stays valid for it, ended or released or not, until it drops its reference.
@@ -93,6 +93,29 @@ DDB_API const char *ddb_lease_owner(const ddb_lease *lease);  /* borrowed */
 DDB_API int64_t ddb_lease_duration_ms(const ddb_lease *lease);
 DDB_API bool ddb_lease_takeover(const ddb_lease *lease);      /* taken over from a holder */
 DDB_API ddb_lock_table *ddb_lease_lock_table(const ddb_lease *lease);
+
+/* The event ids of the lock library's log events (ddb_log_fn's event_id), in the
+ * category "dynalock.lock", each with the fields "lock", "table" and "holder" besides
+ * those named here. libddb's own events carry DDB_EVENT_NONE (ddb.h). */
+typedef enum ddb_lock_event {
+    DDB_EVENT_LEASE_LOST = 40,          /* WARN: a lease was lost: reason, fencing_token */
+    DDB_EVENT_LOCK_TAKEN_OVER = 41,     /* INFO: an acquire took the lock over from a holder
+                                         * that stopped: previous_holder, fencing_token */
+    DDB_EVENT_RENEWAL_FAILED = 42,      /* WARN: a renewal failed and is tried again while
+                                         * the lease lasts: error, retry_in_ms, lease_left_ms */
+    DDB_EVENT_RELEASE_FAILED = 43,      /* WARN: a release failed; the lock is free once the
+                                         * lease runs out: error */
+    DDB_EVENT_ELECTION_OUTAGE = 44,     /* WARN: an election's acquire failed, once per
+                                         * outage: error, retry_in_ms */
+    DDB_EVENT_LEADING = 45,             /* INFO: this process leads: fencing_token */
+    DDB_EVENT_LEADING_ENDED = 46,       /* INFO: this process no longer leads: reason */
+    DDB_EVENT_WORK_FAILED_LOST = 47,    /* DEBUG: the leader's work failed after its lease
+                                         * was lost: error */
+    DDB_EVENT_WORK_FAILED_CANCELED = 48, /* DEBUG: the leader's work failed after the caller
+                                          * cancelled: error */
+    DDB_EVENT_ELECTION_RECOVERED = 49,  /* INFO: an election's acquire works again after
+                                         * an outage: outage_ms, retries */
+} ddb_lock_event;
 
 /* Thread: any. */
 typedef enum ddb_loss_reason {

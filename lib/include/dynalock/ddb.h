@@ -139,6 +139,11 @@ typedef struct ddb_clock_ops {
     void (*free_fn)(void *arg);
 } ddb_clock_ops;
 DDB_API ddb_clock *ddb_clock_new_custom(const ddb_clock_ops *ops, void *arg);
+/* A clock that follows a fakedb server's clock (fakedb --clock fake), so that processes
+ * that share the server share time: now reads GET /fake/clock, a wait long-polls
+ * GET /fake/clock/wait. For tests of several processes, and the command's --clock
+ * server. No I/O until first used; DDB_EINVAL on a bad endpoint. Thread: any. */
+DDB_API ddb_clock *ddb_clock_new_server(const char *endpoint, ddb_error *err);
 
 /* ------------------------------------------------------------------ cancel */
 
@@ -181,8 +186,12 @@ typedef struct ddb_log_field {
     const char *value; /* rendered as text */
 } ddb_log_field;
 
+/* The event id of libddb's own log events; the lock library's are ddb_lock_event
+ * (40-49, coord.h). */
+#define DDB_EVENT_NONE 0
+
 /* A log sink. Called on whichever thread logs; must be thread-safe. event_id is the
- * reference's id (40-49 for locks, 0 for none). */
+ * event's id: a ddb_lock_event (coord.h), or DDB_EVENT_NONE. */
 typedef void (*ddb_log_fn)(void *arg, int level, int event_id, const char *category,
                            const char *message, const ddb_log_field *fields, size_t n);
 

@@ -53,11 +53,7 @@ DDB_API const char *ddb_test_server_endpoint(const ddb_test_server *f);
  * renewal and its answer, a poll) is done. */
 DDB_API int ddb_test_server_advance(ddb_test_server *f, int64_t ms);
 
-/* A clock that follows a fake server's clock (fakedb --clock fake), so that processes
- * that share a server share time: now reads GET /fake/clock, waits long-poll
- * GET /fake/clock/wait. For tests of several processes; the CLI's --clock server.
- * Thread: any. */
-DDB_API ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err);
+/* A clock that follows a fakedb server's clock is libddb's ddb_clock_new_server. */
 
 /* ------------------------------------------------------- playing a process */
 

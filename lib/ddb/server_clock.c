@@ -2,9 +2,10 @@
  * several processes talking to one `fakedb --clock fake` share time: a lease measured
  * by one and a takeover measured by another move together when the test advances the
  * server's clock, and nobody sleeps for a lease. */
-#include <dynalock/testing.h>
+#include "internal.h"
 
-#include <curl/curl.h>
+#include <dynalock/ddb.h>
+
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -20,58 +21,50 @@
 /* Pause before asking again when the server did not answer at all. */
 #define RETRY_PAUSE_MS 100
 
+/* The clock's answers are small JSON objects; a larger one is refused. */
+#define ANSWER_MAX 4096
+/* How long a read of the clock may take before the system's time stands in. */
+#define NOW_TIMEOUT_MS 5000
+/* A long poll's request may take this much longer than the poll itself. */
+#define LONG_POLL_SLACK_MS 5000
+/* URLs of the fake server's clock endpoints (the endpoint itself is given). */
+#define URL_MAX 1024
+
 typedef struct server_clock {
     char *endpoint;
-    pthread_mutex_t lock; /* guards now_handle */
-    CURL *now_handle;     /* reused for "now", so reads keep their connection */
+    pthread_mutex_t lock;      /* guards now_conn */
+    ddb__http_conn *now_conn;  /* reused for "now", so reads keep their connection */
 } server_clock;
 
 typedef struct body {
-    char data[512];
+    char data[ANSWER_MAX + 1];
     size_t len;
 } body;
 
-static size_t collect(char *ptr, size_t size, size_t n, void *arg)
-{
-    body *b = arg;
-    size_t len = size * n;
-    size_t room = sizeof b->data - 1 - b->len;
-    size_t take = len < room ? len : room;
-    memcpy(b->data + b->len, ptr, take);
-    b->len += take;
-    b->data[b->len] = '\0';
-    return len;
-}
-
-static int abort_on_cancel(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
-                           curl_off_t un)
-{
-    return ddb_cancel_is_set(arg) ? 1 : 0;
-}
-
-/* GETs url; fills b. 0 on a 200 answer, -1 otherwise. */
-static int http_get(CURL *h, const char *url, body *b, ddb_cancel *cancel, long timeout_ms)
+/* GETs url on conn (NULL: a connection of its own); fills b. 0 on a 200 answer,
+ * DDB_ECANCELED when cancel was set, -1 otherwise. */
+static int http_get(ddb__http_conn *conn, const char *url, body *b, ddb_cancel *cancel,
+                    long timeout_ms)
 {
     b->len = 0;
     b->data[0] = '\0';
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-    if (cancel) {
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, abort_on_cancel);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, cancel);
-    } else {
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 1L);
-    }
-    if (curl_easy_perform(h) != CURLE_OK)
-        return -1;
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    return status == 200 ? 0 : -1;
+    ddb__http_request r = {
+        .method = "GET",
+        .url = url,
+        .timeout_ms = timeout_ms,
+        .max_answer = ANSWER_MAX,
+    };
+    ddb__http_answer a;
+    ddb_error err;
+    ddb_error_clear(&err);
+    int rc = ddb__http_send(conn, &r, cancel, &a, &err);
+    if (rc != 0)
+        return rc == DDB_ECANCELED ? rc : -1;
+    rc = a.status == 200 ? 0 : -1;
+    memcpy(b->data, a.body, a.len + 1);
+    b->len = a.len;
+    ddb__http_answer_cleanup(&a);
+    return rc;
 }
 
 static int64_t field_i64(const body *b, const char *name, int64_t fallback)
@@ -97,12 +90,12 @@ static bool field_bool(const body *b, const char *name)
 static void server_now(void *arg, int64_t *mono_ns, int64_t *wall_ms)
 {
     server_clock *sc = arg;
-    char url[1024];
+    char url[URL_MAX];
     snprintf(url, sizeof url, "%s/fake/clock", sc->endpoint);
     body b;
     int64_t now_ms = -1;
     pthread_mutex_lock(&sc->lock);
-    if (http_get(sc->now_handle, url, &b, NULL, 5000) == 0)
+    if (http_get(sc->now_conn, url, &b, NULL, NOW_TIMEOUT_MS) == 0)
         now_ms = field_i64(&b, "now_ms", -1);
     pthread_mutex_unlock(&sc->lock);
     if (now_ms < 0) {
@@ -120,11 +113,11 @@ static int server_wait(void *arg, int64_t deadline_mono_ns, ddb_cancel *cancel)
      * for the latest time it can name. */
     int64_t until_ms = deadline_mono_ns > INT64_MAX - 999999 ? INT64_MAX / 1000000
                                                                : (deadline_mono_ns + 999999) / 1000000;
-    char url[1024];
+    char url[URL_MAX];
     snprintf(url, sizeof url, "%s/fake/clock/wait?until_ms=%lld&timeout_ms=%d", sc->endpoint,
              (long long)until_ms, LONG_POLL_MS);
-    CURL *h = curl_easy_init();
-    if (!h)
+    ddb__http_conn *conn = ddb__http_conn_new(NULL);
+    if (!conn)
         return DDB_ENOMEM;
     int rc = 0;
     for (;;) {
@@ -133,7 +126,12 @@ static int server_wait(void *arg, int64_t deadline_mono_ns, ddb_cancel *cancel)
             break;
         }
         body b;
-        if (http_get(h, url, &b, cancel, LONG_POLL_MS + 5000) == 0) {
+        int got = http_get(conn, url, &b, cancel, LONG_POLL_MS + LONG_POLL_SLACK_MS);
+        if (got == DDB_ECANCELED) {
+            rc = got;
+            break;
+        }
+        if (got == 0) {
             if (field_bool(&b, "reached"))
                 break;
             continue;
@@ -148,32 +146,32 @@ static int server_wait(void *arg, int64_t deadline_mono_ns, ddb_cancel *cancel)
             nanosleep(&(struct timespec){.tv_nsec = RETRY_PAUSE_MS * 1000000L}, NULL);
         }
     }
-    curl_easy_cleanup(h);
+    ddb__http_conn_free(conn);
     return rc;
 }
 
 static void server_free(void *arg)
 {
     server_clock *sc = arg;
-    curl_easy_cleanup(sc->now_handle);
+    ddb__http_conn_free(sc->now_conn);
     pthread_mutex_destroy(&sc->lock);
     free(sc->endpoint);
     free(sc);
 }
 
-ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
+ddb_clock *ddb_clock_new_server(const char *endpoint, ddb_error *err)
 {
     if (!endpoint || strncmp(endpoint, "http", 4) != 0) {
-        ddb_error_set(err, DDB_EINVAL, "the server clock needs the fake server's http endpoint");
+        ddb__fail(err, DDB_EINVAL, "the server clock needs the fake server's http endpoint");
         return NULL;
     }
     server_clock *sc = calloc(1, sizeof *sc);
-    if (!sc || !(sc->endpoint = strdup(endpoint)) || !(sc->now_handle = curl_easy_init())) {
+    if (!sc || !(sc->endpoint = strdup(endpoint)) || !(sc->now_conn = ddb__http_conn_new(NULL))) {
         if (sc) {
             free(sc->endpoint);
             free(sc);
         }
-        ddb_error_set(err, DDB_ENOMEM, "out of memory");
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
     size_t len = strlen(sc->endpoint);
@@ -181,11 +179,11 @@ ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
         sc->endpoint[--len] = '\0';
     pthread_mutex_init(&sc->lock, NULL);
     /* Check once that the server answers and that its clock can be read. */
-    char url[1024];
+    char url[URL_MAX];
     snprintf(url, sizeof url, "%s/fake/clock", sc->endpoint);
     body b;
-    if (http_get(sc->now_handle, url, &b, NULL, 5000) != 0 || field_i64(&b, "now_ms", -1) < 0) {
-        ddb_error_set(err, DDB_ENETWORK, "no fake server clock answers at %s/fake/clock", sc->endpoint);
+    if (http_get(sc->now_conn, url, &b, NULL, NOW_TIMEOUT_MS) != 0 || field_i64(&b, "now_ms", -1) < 0) {
+        ddb__fail(err, DDB_ENETWORK, "no fake server clock answers at %s/fake/clock", sc->endpoint);
         server_free(sc);
         return NULL;
     }
@@ -194,7 +192,7 @@ ddb_clock *ddb_server_clock_new(const char *endpoint, ddb_error *err)
         sc);
     if (!c) {
         server_free(sc);
-        ddb_error_set(err, DDB_ENOMEM, "out of memory");
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
     return c;
 }
