@@ -145,28 +145,6 @@ void cli_conn_close(cli_conn *c)
     memset(c, 0, sizeof *c);
 }
 
-ddb_item *cli_lock_key(const char *pk, const char *sk, const char *name)
-{
-    ddb_item *key = ddb_item_new();
-    size_t len = strlen(name) + sizeof "LOCK#";
-    char *value = malloc(len);
-    if (!key || !value) {
-        free(value);
-        ddb_item_free(key);
-        return NULL;
-    }
-    snprintf(value, len, "LOCK#%s", name);
-    int rc = ddb_item_set_s(key, pk, value);
-    if (rc == 0 && sk)
-        rc = ddb_item_set_s(key, sk, "LOCK");
-    free(value);
-    if (rc != 0) {
-        ddb_item_free(key);
-        return NULL;
-    }
-    return key;
-}
-
 void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,
              size_t n)
 {

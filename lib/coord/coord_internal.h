@@ -33,8 +33,6 @@
 
 /* Fills out with a new random id (DDB__LOCK_ID_LEN hex digits and a NUL). */
 DDB_API void ddb__lock_new_id(char out[DDB__LOCK_ID_LEN + 1]);
-/* Checks a lock name; DDB_EINVAL with a message naming the problem. */
-DDB_API int ddb__lock_name_check(const char *name, ddb_error *err);
 /* The key item of lock `name` in the lock table's table (pk "LOCK#<name>", and sk
  * "LOCK" when the table has a sort key). Caller frees. NULL with err on a bad name. */
 DDB_API ddb_item *ddb__lock_key(const ddb_lock_table *locks, const char *name, ddb_error *err);
@@ -62,25 +60,13 @@ DDB_API int ddb__lock_item_parse(const ddb_lock_table *locks, const char *name,
                                  const ddb_item *item, ddb__lock_item *out, ddb_error *err);
 DDB_API void ddb__lock_item_cleanup(ddb__lock_item *li);
 
-/* ----------------------------------------------------------------- refusals */
-
-/* Called each time a try of the lock table finds the lock held and is turned away: a
- * try_acquire that returns no lease, or a poll of acquire or run_as_leader that waits
- * on. Runs on the thread that tried, before it waits; must not call into the lock
- * table. */
-typedef void (*ddb__refusal_fn)(void *arg, const char *name);
-/* Registers fn; returns an id > 0, or DDB_ENOMEM. */
-DDB_API long ddb__lock_table_on_refusal(ddb_lock_table *locks, ddb__refusal_fn fn, void *arg);
-/* Removes it; when this returns, fn is not running and will not run again. */
-DDB_API void ddb__lock_table_off_refusal(ddb_lock_table *locks, long id);
-
 /* ------------------------------------------------------ between the modules */
 
 typedef struct dl_seen dl_seen;
 
 typedef struct dl_refusal_hook {
     long id;
-    ddb__refusal_fn fn;
+    ddb_lock_refusal_fn fn;
     void *arg;
     struct dl_refusal_hook *next;
 } dl_refusal_hook;
@@ -189,6 +175,14 @@ int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err);
 int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_fn fn,
                           void *arg, ddb_error *err);
 
+/* A request on a lock's key that DynamoDB refused because the table's key attributes
+ * are not strings: rewrites err to say so, naming the lock and the table. Returns rc. */
+int dl_key_rule(const ddb_lock_table *locks, const char *name, int rc, ddb_error *err);
+/* The fenced check: a ConditionCheck in tx that the item of lock `name` in `table` has
+ * this owner and fencing token. 0, or an error in err (not yet given to tx). */
+int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,
+                  int64_t fence, ddb_tx_marker *marker, ddb_error *err);
+
 /* observe.c: spans, metrics and logs of the lock layer. */
 uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
@@ -247,6 +241,8 @@ typedef struct dl_acquire_hooks {
 int dl_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms, ddb_cancel *stop,
                bool once, const dl_acquire_hooks *hooks, ddb_lease **out, ddb_error *err);
 int dl_lease_ms_check(int64_t lease_ms, ddb_error *err);
+/* locktable.c: a holder label, 1..DDB_HOLDER_LABEL_MAX characters of printable UTF-8. */
+int dl_label_check(const char *label, ddb_error *err);
 
 #define DL_NS_PER_MS 1000000LL
 

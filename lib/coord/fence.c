@@ -18,26 +18,28 @@ int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
         ddb__tx_set_error(tx, &e);
         return DDB_EINVAL;
     }
-    ddb_item *key = dl_lock_key_table(lease->table, lease->name, &e);
-    ddb_item *values = ddb_item_new();
-    int rc = (key && values) ? 0 : DDB_ENOMEM;
-    if (rc == 0 && (ddb_item_set_s(values, ":o", lease->owner) != 0 ||
-                    ddb_item_set_i64(values, ":f", lease->fence) != 0))
-        rc = DDB_ENOMEM;
-    if (rc == 0) {
-        static const char *const names[] = {"#o", DDB__LOCK_ATTR_OWNER, "#f",
-                                            DDB__LOCK_ATTR_FENCE, NULL};
-        rc = ddb_tx_check(tx, lease->table, key,
-                          &(ddb_tx_options){.condition = "#o = :o AND #f = :f",
-                                            .names = names,
-                                            .values = values},
-                          marker);
-    } else {
-        ddb__fail(&e, DDB_ENOMEM, "Out of memory.");
+    int rc = dl_item_check(tx, lease->table, lease->name, lease->owner, lease->fence, marker,
+                           &e);
+    if (rc != 0 && e.code != 0)
         ddb__tx_set_error(tx, &e);
+    return rc;
+}
+
+int ddb_tx_is_held_by(ddb_tx *tx, ddb_lock_table *locks, const char *name, const char *owner,
+                      int64_t fencing_token, ddb_tx_marker *marker)
+{
+    if (!tx)
+        return DDB_EINVAL;
+    ddb_error e;
+    ddb_error_clear(&e);
+    if (!locks || !owner || !*owner) {
+        ddb__fail(&e, DDB_EINVAL, "ddb_tx_is_held_by needs a lock table and an owner.");
+        ddb__tx_set_error(tx, &e);
+        return DDB_EINVAL;
     }
-    ddb_item_free(values);
-    ddb_item_free(key);
+    int rc = dl_item_check(tx, locks->table, name, owner, fencing_token, marker, &e);
+    if (rc != 0 && e.code != 0)
+        ddb__tx_set_error(tx, &e);
     return rc;
 }
 

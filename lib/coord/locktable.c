@@ -85,7 +85,7 @@ static size_t utf8_seq(const unsigned char *s)
     return n;
 }
 
-int ddb__lock_name_check(const char *name, ddb_error *err)
+int ddb_lock_name_check(const char *name, ddb_error *err)
 {
     if (!name)
         return ddb__fail(err, DDB_EINVAL, "The lock name is NULL.");
@@ -113,7 +113,7 @@ int ddb__lock_name_check(const char *name, ddb_error *err)
 }
 
 /* A holder label: 1..256 characters (code points) of printable text. */
-static int label_check(const char *label, ddb_error *err)
+int dl_label_check(const char *label, ddb_error *err)
 {
     const unsigned char *s = (const unsigned char *)label;
     size_t chars = 0;
@@ -173,7 +173,7 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
         ddb__fail(err, DDB_EINVAL, "The table of a lock table is NULL.");
         return NULL;
     }
-    if (o->holder_label && label_check(o->holder_label, err) != 0)
+    if (o->holder_label && dl_label_check(o->holder_label, err) != 0)
         return NULL;
     int64_t retention = o->ttl_retention_ms ? o->ttl_retention_ms
                                             : DDB_LOCK_TTL_RETENTION_DEFAULT_MS;
@@ -280,7 +280,7 @@ const char *ddb__lock_table_holder_label(const ddb_lock_table *l)
 
 ddb_item *dl_lock_key_table(ddb_table *table, const char *name, ddb_error *err)
 {
-    if (ddb__lock_name_check(name, err) != 0)
+    if (ddb_lock_name_check(name, err) != 0)
         return NULL;
     size_t n = strlen(DDB__LOCK_PK_PREFIX) + strlen(name) + 1;
     char *pk = malloc(n);
@@ -518,7 +518,7 @@ void dl_seen_forget(ddb_lock_table *l, const char *name)
 
 /* --------------------------------------------------------------- refusals */
 
-long ddb__lock_table_on_refusal(ddb_lock_table *l, ddb__refusal_fn fn, void *arg)
+long ddb_lock_table_add_refusal_hook(ddb_lock_table *l, ddb_lock_refusal_fn fn, void *arg)
 {
     dl_refusal_hook *h = calloc(1, sizeof *h);
     if (!h)
@@ -533,7 +533,7 @@ long ddb__lock_table_on_refusal(ddb_lock_table *l, ddb__refusal_fn fn, void *arg
     return h->id;
 }
 
-void ddb__lock_table_off_refusal(ddb_lock_table *l, long id)
+void ddb_lock_table_remove_refusal_hook(ddb_lock_table *l, long id)
 {
     pthread_mutex_lock(&l->mu);
     /* Hooks run with the mutex released; wait until none runs, so the one removed is

@@ -31,7 +31,7 @@ ddb_refusal_watch *ddb_lock_wait_for_refusal(ddb_lock_table *locks, const char *
         ddb__fail(err, DDB_EINVAL, "no lock table given");
         return NULL;
     }
-    if (ddb__lock_name_check(name, err) != 0)
+    if (ddb_lock_name_check(name, err) != 0)
         return NULL;
     ddb_refusal_watch *w = calloc(1, sizeof *w);
     if (!w || !(w->name = strdup(name)) || !(w->done = ddb_cancel_new())) {
@@ -43,7 +43,7 @@ ddb_refusal_watch *ddb_lock_wait_for_refusal(ddb_lock_table *locks, const char *
         return NULL;
     }
     w->locks = locks;
-    w->hook_id = ddb__lock_table_on_refusal(locks, on_refusal, w);
+    w->hook_id = ddb_lock_table_add_refusal_hook(locks, on_refusal, w);
     if (w->hook_id < 0) {
         ddb__fail(err, (int)w->hook_id, "could not watch the lock table");
         w->hook_id = 0;
@@ -82,7 +82,7 @@ void ddb_refusal_watch_free(ddb_refusal_watch *w)
     if (!w)
         return;
     if (w->hook_id > 0)
-        ddb__lock_table_off_refusal(w->locks, w->hook_id);
+        ddb_lock_table_remove_refusal_hook(w->locks, w->hook_id);
     ddb_cancel_unref(w->done);
     free(w->name);
     free(w);

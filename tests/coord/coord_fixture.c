@@ -400,7 +400,7 @@ proc *cx_proc(const proc_options *o)
                                       .ttl_retention_ms = o->ttl_retention_ms},
                                   &err);
     ck_assert_msg(p->locks != NULL, "lock table: %s", err.message);
-    p->hook = ddb__lock_table_on_refusal(p->locks, on_refusal, p);
+    p->hook = ddb_lock_table_add_refusal_hook(p->locks, on_refusal, p);
     ck_assert_int_gt(p->hook, 0);
     return p;
 }
@@ -409,7 +409,7 @@ void cx_proc_free(proc *p)
 {
     if (!p)
         return;
-    ddb__lock_table_off_refusal(p->locks, p->hook);
+    ddb_lock_table_remove_refusal_hook(p->locks, p->hook);
     ddb_lock_table_free(p->locks);
     ddb_table_close(p->table);
     ddb_client_free(p->client);

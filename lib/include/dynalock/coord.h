@@ -110,9 +110,98 @@ DDB_API ddb_lease *ddb_lease_current(void);
 /* Makes lease current on the calling thread (NULL clears it); returns the previous. */
 DDB_API ddb_lease *ddb_lease_set_current(ddb_lease *lease);
 
+/* ------------------------------------------------------------ reading locks */
+
+/* A holder label is at most 256 characters, so at most this many bytes of UTF-8. */
+#define DDB_HOLDER_LABEL_MAX_BYTES (4 * DDB_HOLDER_LABEL_MAX)
+
+/* The state of one lock as its item says, a value that the caller owns. */
+typedef struct ddb_lock_state {
+    bool exists;                           /* false: no item (all else zero) */
+    bool is_held;                          /* the item has an owner */
+    char holder_label[DDB_HOLDER_LABEL_MAX_BYTES + 1]; /* whole; "" when none */
+    int64_t lease_ms;                      /* the holder's lease; 0 when free */
+    int64_t fencing_token;                 /* 0 when the item has none */
+} ddb_lock_state;
+
+/* Reads the state of lock `name`: one strongly consistent GetItem, bounded by `cancel`
+ * (may be NULL). A lock without an item gives exists == false and 0. An item at the
+ * lock's key that has an owner but is not a lock is DDB_ESTATE, naming the lock and the
+ * table; a table whose key attributes are not strings is DDB_EVALIDATION, saying so.
+ * Never writes, never changes what this lock table has seen. Any thread. */
+DDB_API int ddb_lock_table_get_state(ddb_lock_table *locks, const char *name,
+                                     ddb_lock_state *out, ddb_cancel *cancel, ddb_error *err);
+
+/* Listing the locks of a table: an iterator over the lock items, read page by page with
+ * strongly consistent Scans that keep only the lock items (other entities of a
+ * single-table design are read, and dropped by the filter). In no particular order. */
+typedef struct ddb_lock_list ddb_lock_list;
+typedef struct ddb_lock_list_options {
+    int page_limit;            /* items read per Scan request; 0 = DynamoDB's 1 MB page */
+} ddb_lock_list_options;
+
+/* Starts a list (no I/O yet); `cancel` (may be NULL, borrowed: it must outlive the
+ * list) bounds each request. NULL with err on a bad argument or no memory. Free with
+ * ddb_lock_list_free. A list is used by one thread at a time. */
+DDB_API ddb_lock_list *ddb_lock_table_list(ddb_lock_table *locks,
+                                           const ddb_lock_list_options *o,
+                                           ddb_cancel *cancel, ddb_error *err);
+/* The next lock: 1 with *name (borrowed until the next call or the free) and *out
+ * filled, 0 when there are no more, or a negative DDB_E* (the list may be freed, or
+ * asked again: the page that failed is asked again). Each lock item is returned once
+ * while the table is not written. Thread: the list's. */
+DDB_API int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *out,
+                               ddb_error *err);
+/* Frees the list; NULL is a no-op. Thread: the list's. */
+DDB_API void ddb_lock_list_free(ddb_lock_list *list);
+
+/* Checks a lock name: 1 to 255 bytes of printable UTF-8 without spaces. 0, or DDB_EINVAL
+ * with a message naming the problem. Any thread. */
+DDB_API int ddb_lock_name_check(const char *name, ddb_error *err);
+
+/* Watching contention: fn is called each time a try of this lock table finds a lock held
+ * and is turned away -- a ddb_lock_try_acquire that returns no lease, or a poll of
+ * ddb_lock_acquire or ddb_lock_run_as_leader that waits on. It runs on the thread that
+ * tried, before it waits, and must not call into the lock table. */
+typedef void (*ddb_lock_refusal_fn)(void *arg, const char *name);
+/* Adds a hook: an id > 0, or DDB_ENOMEM. Any thread. */
+DDB_API long ddb_lock_table_add_refusal_hook(ddb_lock_table *locks, ddb_lock_refusal_fn fn,
+                                             void *arg);
+/* Removes it: when this returns, fn is not running and will not run again. Not from fn.
+ * Any thread. */
+DDB_API void ddb_lock_table_remove_refusal_hook(ddb_lock_table *locks, long id);
+
+/* -------------------------------------------------- writes without conditions */
+
+/* These write a lock item as the lock table does, but WITHOUT the conditions that make
+ * a lock safe: for tests that play another process, and for an operator who knows that
+ * no holder is alive. Never while a holder may still be running. Any thread. */
+
+/* Writes a holder that acquired just now and never renews, with a new owner id: the
+ * fencing token goes up by one, as on an acquire. holder_label (1..256 characters, may
+ * be NULL: none) is written instead of the lock table's own. *token (may be NULL) gets
+ * the new fencing token. */
+DDB_API int ddb_lock_force_hold(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                                const char *holder_label, int64_t *token, ddb_cancel *cancel,
+                                ddb_error *err);
+/* Writes the release of whoever holds the lock, as a lease's release does (the fencing
+ * token stays); a lock without an item stays without one. */
+DDB_API int ddb_lock_force_release(ddb_lock_table *locks, const char *name,
+                                   ddb_cancel *cancel, ddb_error *err);
+/* Deletes the lock item, as time to live would: the next acquire starts the token at 1. */
+DDB_API int ddb_lock_force_delete(ddb_lock_table *locks, const char *name, ddb_cancel *cancel,
+                                  ddb_error *err);
+
+/* ------------------------------------------------------------------ fencing */
+
 /* Fencing in a transaction: a ConditionCheck that the lock item still has this lease's
  * owner and fencing token. marker (may be NULL) identifies the check. */
 DDB_API int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker);
+/* The same check for a lease held elsewhere, e.g. by the process that started this one:
+ * the lock item of `name` in `locks` still has this owner and this fencing token. An
+ * invalid name, no owner or no memory is returned here and also fails the send. */
+DDB_API int ddb_tx_is_held_by(ddb_tx *tx, ddb_lock_table *locks, const char *name,
+                              const char *owner, int64_t fencing_token, ddb_tx_marker *marker);
 /* The same for ddb_lease_current(). Without a current lease: DDB_ESTATE with "No lease is
  * current; pass the lease, or start this work inside ddb_lock_run_as_leader", and the
  * transaction then fails its send with the same error. */
