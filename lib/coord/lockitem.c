@@ -316,7 +316,7 @@ static void req_ttl(req *r, const ddb_lock_table *l, bool first_in_set)
  * (or none: an acquire without a label removes the one before), the time to live, and
  * the fencing token up by one. */
 static void build_hold(req *r, const ddb_lock_table *l, const char *label, const char *owner,
-                       const char *rvn, int64_t lease_ms)
+                       const char *record_version, int64_t lease_ms)
 {
     req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
     req_name(r, "#r", DDB__LOCK_ATTR_RVN);
@@ -325,7 +325,7 @@ static void build_hold(req *r, const ddb_lock_table *l, const char *label, const
     req_name(r, "#f", DDB__LOCK_ATTR_FENCE);
     req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
     req_s(r, ":o", owner);
-    req_s(r, ":r", rvn);
+    req_s(r, ":r", record_version);
     req_i64(r, ":l", lease_ms);
     req_s(r, ":t", DDB__LOCK_TYPE_VALUE);
     req_i64(r, ":one", 1);
