@@ -71,6 +71,7 @@ typedef struct cli_opts {
     /* table create */
     const char *ttl;
     bool exist_ok;
+    const char *list_index;    /* list --index */
     /* positional arguments and the command after them */
     char **args;
     int n_args;
@@ -92,6 +93,7 @@ enum {
     CLI_OPT_PUT = 1 << 7,      /* --if-held, --item, --item-file, --lock-table, ... */
     CLI_OPT_TABLE_CREATE = 1 << 8, /* --ttl, --exist-ok */
     CLI_OPT_CMD = 1 << 9,      /* NAME then CMD...: options end after NAME */
+    CLI_OPT_INDEX = 1 << 10,   /* list --index */
 };
 
 struct cli_command {

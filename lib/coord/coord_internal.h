@@ -14,7 +14,7 @@
 /* ------------------------------------------------------------- the lock item */
 
 /* Attribute names of a lock item: fixed, since every contender reads the item alike. */
-#define DDB__LOCK_ATTR_TYPE "_type"
+#define DDB__LOCK_ATTR_TYPE DDB_LOCK_INDEX_KEY
 #define DDB__LOCK_ATTR_OWNER "owner"
 #define DDB__LOCK_ATTR_RVN "rvn"
 #define DDB__LOCK_ATTR_FENCE "fence"
@@ -77,6 +77,7 @@ struct ddb_lock_table {
     ddb_clock *clock;          /* the client's; borrowed */
     char *holder_label;        /* NULL when none */
     char *ttl_attribute;       /* NULL when none */
+    char *list_index;          /* NULL when none: lists scan */
     int64_t ttl_retention_ms;
 
     pthread_mutex_t mu;        /* guards what follows */

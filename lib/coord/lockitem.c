@@ -172,13 +172,25 @@ ddb_lock_list *ddb_lock_table_list(ddb_lock_table *l, const ddb_lock_list_option
     list->names[0] = "#t";
     list->names[1] = DDB__LOCK_ATTR_TYPE;
     list->names[2] = NULL;
-    list->q = (ddb_query_options){.filter = "#t = :t",
-                                  .names = list->names,
-                                  .values = list->values,
-                                  .limit = o->page_limit,
-                                  .consistent_read = true,
-                                  .cancel = cancel};
-    list->pages = ddb_scan(l->table, &list->q, err);
+    if (l->list_index) {
+        /* The index holds the lock items only, in one partition: a Query reads them and
+         * nothing else. Reads of an index are eventually consistent. */
+        list->q = (ddb_query_options){.index = l->list_index,
+                                      .key_condition = "#t = :t",
+                                      .names = list->names,
+                                      .values = list->values,
+                                      .limit = o->page_limit,
+                                      .cancel = cancel};
+        list->pages = ddb_query(l->table, &list->q, err);
+    } else {
+        list->q = (ddb_query_options){.filter = "#t = :t",
+                                      .names = list->names,
+                                      .values = list->values,
+                                      .limit = o->page_limit,
+                                      .consistent_read = true,
+                                      .cancel = cancel};
+        list->pages = ddb_scan(l->table, &list->q, err);
+    }
     if (!list->pages) {
         ddb_lock_list_free(list);
         return NULL;

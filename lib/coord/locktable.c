@@ -208,6 +208,13 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
         }
     }
 
+    if (o->list_index && (strlen(o->list_index) < 3 || strlen(o->list_index) > 255)) {
+        ddb__fail(err, DDB_EINVAL,
+                  "The list index name \"%s\" must have from 3 to 255 characters.",
+                  o->list_index);
+        return NULL;
+    }
+
     ddb_lock_table *l = calloc(1, sizeof *l);
     if (!l) {
         ddb__fail(err, DDB_ENOMEM, "Out of memory.");
@@ -221,7 +228,8 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->hooks_idle, NULL);
     if ((o->holder_label && !(l->holder_label = strdup(o->holder_label))) ||
-        (o->ttl_attribute && !(l->ttl_attribute = strdup(o->ttl_attribute)))) {
+        (o->ttl_attribute && !(l->ttl_attribute = strdup(o->ttl_attribute))) ||
+        (o->list_index && !(l->list_index = strdup(o->list_index)))) {
         ddb__fail(err, DDB_ENOMEM, "Out of memory.");
         ddb_lock_table_free(l);
         return NULL;
@@ -255,6 +263,7 @@ void ddb_lock_table_free(ddb_lock_table *l)
     pthread_mutex_destroy(&l->mu);
     free(l->holder_label);
     free(l->ttl_attribute);
+    free(l->list_index);
     free(l);
 }
 

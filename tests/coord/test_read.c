@@ -1,7 +1,8 @@
 /* test_read.c: reading and listing locks through the public API -- the state of a lock
  * that has no item, is held, released, or held by a holder whose lease ran out; labels
  * of 256 multi-byte characters returned whole; a list over several pages returning each
- * lock once beside other entities; the fenced check by owner and token; and a table
+ * lock once beside other entities, or only the lock items through a list index; the
+ * fenced check by owner and token; and a table
  * whose keys are numbers. */
 #include <check.h>
 
@@ -218,6 +219,89 @@ START_TEST(test_list_pages_each_lock_once)
 }
 END_TEST
 
+/* With a list index, a list queries it: the lock items only, each once, over pages,
+ * without a Scan; entities with another _type are in other partitions of the index. */
+START_TEST(test_list_by_index_reads_lock_items_only)
+{
+    char indexed[80];
+    snprintf(indexed, sizeof indexed, "%s_indexed", CX.shop);
+    proc *admin = cx_proc(NULL);
+    ddb_error err;
+    ddb_index_def gsi = {.name = "locks",
+                         .key = {.pk = DDB_LOCK_INDEX_KEY, .pk_type = DDB_S},
+                         .projection = DDB_PROJECT_ALL};
+    int rc = ddb_create_table(admin->client, indexed,
+                              &(ddb_key_schema){.pk = "pk", .sk = "sk"},
+                              &(ddb_create_table_options){.gsi = &gsi, .n_gsi = 1,
+                                                          .wait_active = true},
+                              &err);
+    ck_assert_msg(rc == 0, "create: %s", err.message);
+    proc *p = cx_proc(&(proc_options){.table = indexed});
+    ddb_lock_table *by_index = ddb_lock_table_new(
+        p->table, &(ddb_lock_table_options){.list_index = "locks"}, &err);
+    ck_assert_ptr_nonnull(by_index);
+    for (int i = 0; i < 7; i++) {
+        ddb_item *order = ddb_item_new();
+        char pk[32];
+        snprintf(pk, sizeof pk, "ORDER#%d", i);
+        ddb_item_set_s(order, "pk", pk);
+        ddb_item_set_s(order, "sk", "ORDER");
+        ddb_item_set_s(order, DDB_LOCK_INDEX_KEY, "ORDER");
+        ck_assert_int_eq(ddb_put_item(p->table, order, NULL, NULL, &err), 0);
+        ddb_item_free(order);
+    }
+    enum { N = 5 };
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "idx-%d", i);
+        cx_sim_holder(p, name, LEASE, i == 3 ? "three" : NULL);
+    }
+    long scans = cx_fakedb() ? cx_requests("Scan") : 0;
+    long queries = cx_fakedb() ? cx_requests("Query") : 0;
+    ddb_lock_list *list =
+        ddb_lock_table_list(by_index, &(ddb_lock_list_options){.page_limit = 2}, NULL, &err);
+    ck_assert_ptr_nonnull(list);
+    int seen[N] = {0}, total = 0;
+    const char *name;
+    ddb_lock_state st;
+    while ((rc = ddb_lock_list_next(list, &name, &st, &err)) == 1) {
+        int i = -1;
+        ck_assert_int_eq(sscanf(name, "idx-%d", &i), 1);
+        ck_assert(i >= 0 && i < N);
+        seen[i]++;
+        total++;
+        ck_assert(st.is_held);
+        ck_assert_int_eq(st.fencing_token, 1);
+        ck_assert_str_eq(st.holder_label, i == 3 ? "three" : "");
+    }
+    ck_assert_msg(rc == 0, "list: %s", err.message);
+    ck_assert_int_eq(total, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(seen[i], 1);
+    ddb_lock_list_free(list);
+    if (cx_fakedb()) {
+        ck_assert_int_eq(cx_requests("Scan"), scans);
+        ck_assert_int_ge(cx_requests("Query") - queries, 3); /* 5 items, 2 a page */
+    }
+    /* An index that is not there is the server's error, not an empty list. */
+    ddb_lock_table *missing = ddb_lock_table_new(
+        p->table, &(ddb_lock_table_options){.list_index = "nope"}, &err);
+    list = ddb_lock_table_list(missing, NULL, NULL, &err);
+    ck_assert_ptr_nonnull(list);
+    ck_assert_int_lt(ddb_lock_list_next(list, &name, &st, &err), 0);
+    ddb_lock_list_free(list);
+    ddb_lock_table_free(missing);
+    ck_assert_ptr_null(
+        ddb_lock_table_new(p->table, &(ddb_lock_table_options){.list_index = "x"}, &err));
+    ck_assert_int_eq(err.code, DDB_EINVAL);
+
+    ddb_lock_table_free(by_index);
+    cx_proc_free(p);
+    ddb_delete_table(admin->client, indexed, NULL, NULL);
+    cx_proc_free(admin);
+}
+END_TEST
+
 /* An empty table lists nothing; a list stopped by its cancel token says so. */
 START_TEST(test_list_empty_and_cancelled)
 {
@@ -349,6 +433,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_state_of_expired_holder_and_reading_is_not_watching);
     tcase_add_test(tc, test_labels_of_256_multibyte_characters_whole);
     tcase_add_test(tc, test_list_pages_each_lock_once);
+    tcase_add_test(tc, test_list_by_index_reads_lock_items_only);
     tcase_add_test(tc, test_list_empty_and_cancelled);
     tcase_add_test(tc, test_force_release_keeps_token_makes_no_item);
     tcase_add_test(tc, test_tx_is_held_by);

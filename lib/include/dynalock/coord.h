@@ -20,6 +20,9 @@ extern "C" {
 #define DDB_LOCK_TTL_RETENTION_MIN_MS 86400000LL
 #define DDB_LOCK_TTL_RETENTION_DEFAULT_MS (30LL * 86400000LL)
 #define DDB_HOLDER_LABEL_MAX 256
+/* The attribute that only lock items have with the value "LOCK": the partition key of a
+ * lock table's list index (ddb_lock_table_options.list_index). */
+#define DDB_LOCK_INDEX_KEY "_type"
 
 typedef struct ddb_lock_table ddb_lock_table;
 typedef struct ddb_lease ddb_lease;
@@ -28,6 +31,10 @@ typedef struct ddb_lock_table_options {
     const char *holder_label;      /* 1..256 characters, written as `holder`; NULL none */
     const char *ttl_attribute;     /* written on every write of a lock; NULL none */
     int64_t ttl_retention_ms;      /* 0 = 30 days; at least one day */
+    /* A global secondary index whose partition key is DDB_LOCK_INDEX_KEY (a string),
+     * projecting all attributes: ddb_lock_table_list queries it, reading the lock items
+     * only, instead of scanning the whole table. NULL: lists scan. */
+    const char *list_index;
 } ddb_lock_table_options;
 
 /* A lock table over `table`, whose key attributes must be strings. Takes the clock,
@@ -132,12 +139,15 @@ typedef struct ddb_lock_state {
 DDB_API int ddb_lock_table_get_state(ddb_lock_table *locks, const char *name,
                                      ddb_lock_state *out, ddb_cancel *cancel, ddb_error *err);
 
-/* Listing the locks of a table: an iterator over the lock items, read page by page with
- * strongly consistent Scans that keep only the lock items (other entities of a
- * single-table design are read, and dropped by the filter). In no particular order. */
+/* Listing the locks of a table: an iterator over the lock items, read page by page. With
+ * the lock table's list_index, Queries of that index read the lock items and nothing
+ * else (eventually consistent, as every read of a global index is). Without it, strongly
+ * consistent Scans read the whole table and keep the lock items (the other entities of
+ * a single-table design are read too, and dropped by the filter). In no particular
+ * order. */
 typedef struct ddb_lock_list ddb_lock_list;
 typedef struct ddb_lock_list_options {
-    int page_limit;            /* items read per Scan request; 0 = DynamoDB's 1 MB page */
+    int page_limit;            /* items read per request (Limit); 0 = DynamoDB's 1 MB page */
 } ddb_lock_list_options;
 
 /* Starts a list (no I/O yet); `cancel` (may be NULL, borrowed: it must outlive the
@@ -147,9 +157,9 @@ DDB_API ddb_lock_list *ddb_lock_table_list(ddb_lock_table *locks,
                                            const ddb_lock_list_options *o,
                                            ddb_cancel *cancel, ddb_error *err);
 /* The next lock: 1 with *name (borrowed until the next call or the free) and *out
- * filled, 0 when there are no more, or a negative DDB_E* (the list may be freed, or
- * asked again: the page that failed is asked again). Each lock item is returned once
- * while the table is not written. Thread: the list's. */
+ * filled, 0 when there are no more (and again after), or a negative DDB_E* (free the
+ * list; start another to try again). Each lock item is returned once. Thread: the
+ * list's. */
 DDB_API int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *out,
                                ddb_error *err);
 /* Frees the list; NULL is a no-op. Thread: the list's. */
