@@ -2,8 +2,7 @@
  * that has no item, is held, released, or held by a holder whose lease ran out; labels
  * of 256 multi-byte characters returned whole; a list over several pages returning each
  * lock once beside other entities, or only the lock items through a list index; the
- * fenced check by owner and token; and a table
- * whose keys are numbers. */
+ * fenced check by owner and token; and a table whose keys are numbers. */
 #include <check.h>
 
 #include "dl_check.h"
