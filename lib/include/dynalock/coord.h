@@ -135,7 +135,8 @@ typedef struct ddb_lock_state {
  * (may be NULL). A lock without an item gives exists == false and 0. An item at the
  * lock's key that has an owner but is not a lock is DDB_ESTATE, naming the lock and the
  * table; a table whose key attributes are not strings is DDB_EVALIDATION, saying so.
- * Never writes, never changes what this lock table has seen. Any thread. */
+ * Never writes, never changes what this lock table has seen.
+ * Thread: any. */
 DDB_API int ddb_lock_table_get_state(ddb_lock_table *locks, const char *name,
                                      ddb_lock_state *out, ddb_cancel *cancel, ddb_error *err);
 
@@ -152,21 +153,24 @@ typedef struct ddb_lock_list_options {
 
 /* Starts a list (no I/O yet); `cancel` (may be NULL, borrowed: it must outlive the
  * list) bounds each request. NULL with err on a bad argument or no memory. Free with
- * ddb_lock_list_free. A list is used by one thread at a time. */
+ * ddb_lock_list_free.
+ * Thread: any; a list is then used by one thread at a time. */
 DDB_API ddb_lock_list *ddb_lock_table_list(ddb_lock_table *locks,
                                            const ddb_lock_list_options *o,
                                            ddb_cancel *cancel, ddb_error *err);
 /* The next lock: 1 with *name (borrowed until the next call or the free) and *out
  * filled, 0 when there are no more (and again after), or a negative DDB_E* (free the
- * list; start another to try again). Each lock item is returned once. Thread: the
- * list's. */
+ * list; start another to try again). Each lock item is returned once.
+ * Thread: the list's. */
 DDB_API int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *out,
                                ddb_error *err);
-/* Frees the list; NULL is a no-op. Thread: the list's. */
+/* Frees the list; NULL is a no-op.
+ * Thread: the list's. */
 DDB_API void ddb_lock_list_free(ddb_lock_list *list);
 
 /* Checks a lock name: 1 to 255 bytes of printable UTF-8 without spaces. 0, or DDB_EINVAL
- * with a message naming the problem. Any thread. */
+ * with a message naming the problem.
+ * Thread: any. */
 DDB_API int ddb_lock_name_check(const char *name, ddb_error *err);
 
 /* Watching contention: fn is called each time a try of this lock table finds a lock held
@@ -174,18 +178,20 @@ DDB_API int ddb_lock_name_check(const char *name, ddb_error *err);
  * ddb_lock_acquire or ddb_lock_run_as_leader that waits on. It runs on the thread that
  * tried, before it waits, and must not call into the lock table. */
 typedef void (*ddb_lock_refusal_fn)(void *arg, const char *name);
-/* Adds a hook: an id > 0, or DDB_ENOMEM. Any thread. */
+/* Adds a hook: an id > 0, or DDB_ENOMEM.
+ * Thread: any. */
 DDB_API long ddb_lock_table_add_refusal_hook(ddb_lock_table *locks, ddb_lock_refusal_fn fn,
                                              void *arg);
-/* Removes it: when this returns, fn is not running and will not run again. Not from fn.
- * Any thread. */
+/* Removes it: when this returns, fn is not running and will not run again.
+ * Thread: any but fn's. */
 DDB_API void ddb_lock_table_remove_refusal_hook(ddb_lock_table *locks, long id);
 
 /* -------------------------------------------------- writes without conditions */
 
 /* These write a lock item as the lock table does, but WITHOUT the conditions that make
  * a lock safe: for tests that play another process, and for an operator who knows that
- * no holder is alive. Never while a holder may still be running. Any thread. */
+ * no holder is alive. Never while a holder may still be running.
+ * Thread: any, for each of the three. */
 
 /* Writes a holder that acquired just now and never renews, with a new owner id: the
  * fencing token goes up by one, as on an acquire. holder_label (1..256 characters, may
@@ -209,7 +215,8 @@ DDB_API int ddb_lock_force_delete(ddb_lock_table *locks, const char *name, ddb_c
 DDB_API int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker);
 /* The same check for a lease held elsewhere, e.g. by the process that started this one:
  * the lock item of `name` in `locks` still has this owner and this fencing token. An
- * invalid name, no owner or no memory is returned here and also fails the send. */
+ * invalid name, no owner or no memory is returned here and also fails the send.
+ * Thread: the transaction's. */
 DDB_API int ddb_tx_is_held_by(ddb_tx *tx, ddb_lock_table *locks, const char *name,
                               const char *owner, int64_t fencing_token, ddb_tx_marker *marker);
 /* The same for ddb_lease_current(). Without a current lease: DDB_ESTATE with "No lease is
