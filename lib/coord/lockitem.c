@@ -70,12 +70,14 @@ int ddb__lock_item_parse(const ddb_lock_table *l, const char *name, const ddb_it
     return 0;
 }
 
-/* A table whose key attributes are not strings answers any request on a lock's key with
- * DynamoDB's "The provided key element does not match the schema": say what it means. */
+/* A table whose key attributes are not strings answers a request on a lock's key with
+ * "The provided key element does not match the schema" (reads) or "Type mismatch for
+ * key" (writes, and reads on DynamoDB Local): say what it means. */
 int dl_key_rule(const ddb_lock_table *l, const char *name, int rc, ddb_error *err)
 {
     if (rc != DDB_EVALIDATION || !err ||
-        !strstr(err->message, "key element does not match the schema"))
+        (!strstr(err->message, "key element does not match the schema") &&
+         !strstr(err->message, "Type mismatch for key")))
         return rc;
     const ddb_table *t = l->table;
     const char *sk = ddb_table_sk(t);
