@@ -529,6 +529,8 @@ void dl_seen_forget(ddb_lock_table *l, const char *name)
 
 long ddb_lock_table_add_refusal_hook(ddb_lock_table *l, ddb_lock_refusal_fn fn, void *arg)
 {
+    if (!l || !fn)
+        return DDB_EINVAL;
     dl_refusal_hook *h = calloc(1, sizeof *h);
     if (!h)
         return DDB_ENOMEM;
@@ -544,6 +546,8 @@ long ddb_lock_table_add_refusal_hook(ddb_lock_table *l, ddb_lock_refusal_fn fn, 
 
 void ddb_lock_table_remove_refusal_hook(ddb_lock_table *l, long id)
 {
+    if (!l)
+        return;
     pthread_mutex_lock(&l->mu);
     /* Hooks run with the mutex released; wait until none runs, so the one removed is
      * not running when this returns. */

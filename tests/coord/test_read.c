@@ -68,6 +68,10 @@ START_TEST(test_state_missing_held_released)
     ck_assert_int_eq(ddb_lock_table_get_state(b->locks, "report", NULL, NULL, &err),
                      DDB_EINVAL);
     ck_assert_int_eq(ddb_lock_table_get_state(NULL, "report", &st, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_table_add_refusal_hook(NULL, NULL, NULL), DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_table_add_refusal_hook(b->locks, NULL, NULL), DDB_EINVAL);
+    ddb_lock_table_remove_refusal_hook(NULL, 1);
+    ddb_lock_table_remove_refusal_hook(b->locks, 12345);
     cx_proc_free(a);
     cx_proc_free(b);
 }

@@ -178,11 +178,12 @@ DDB_API int ddb_lock_name_check(const char *name, ddb_error *err);
  * ddb_lock_acquire or ddb_lock_run_as_leader that waits on. It runs on the thread that
  * tried, before it waits, and must not call into the lock table. */
 typedef void (*ddb_lock_refusal_fn)(void *arg, const char *name);
-/* Adds a hook: an id > 0, or DDB_ENOMEM.
+/* Adds a hook: an id > 0, DDB_EINVAL (no lock table or fn), or DDB_ENOMEM.
  * Thread: any. */
 DDB_API long ddb_lock_table_add_refusal_hook(ddb_lock_table *locks, ddb_lock_refusal_fn fn,
                                              void *arg);
-/* Removes it: when this returns, fn is not running and will not run again.
+/* Removes it (an unknown id or a NULL lock table: nothing): when this returns, fn is not
+ * running and will not run again.
  * Thread: any but fn's. */
 DDB_API void ddb_lock_table_remove_refusal_hook(ddb_lock_table *locks, long id);
 
