@@ -7,14 +7,14 @@
 
 #include "internal.h"
 
-int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
+int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
 {
     if (!tx)
         return DDB_EINVAL;
     ddb_error e;
     ddb_error_clear(&e);
     if (!lease) {
-        ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_is_held is NULL.");
+        ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_check_lease is NULL.");
         ddb__tx_set_error(tx, &e);
         return DDB_EINVAL;
     }
@@ -43,7 +43,7 @@ int ddb_tx_is_held_by(ddb_tx *tx, ddb_lock_table *locks, const char *name, const
     return rc;
 }
 
-int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
+int ddb_tx_check_current_lease(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
 {
     ddb_error_clear(err);
     if (!tx)
@@ -60,7 +60,7 @@ int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
             *err = e;
         return DDB_ESTATE;
     }
-    int rc = ddb_tx_is_held(tx, lease, marker);
+    int rc = ddb_tx_check_lease(tx, lease, marker, NULL);
     if (rc != 0)
         ddb__fail(err, rc, "The check of lock \"%s\" could not be added to the transaction.",
                   lease->name);

@@ -183,7 +183,7 @@ ddb_lock_list *ddb_lock_table_list(ddb_lock_table *l, const ddb_lock_list_option
                                       .values = list->values,
                                       .limit = o->page_limit,
                                       .cancel = cancel};
-        list->pages = ddb_query(l->table, &list->q, err);
+        list->pages = ddb_table_query(l->table, &list->q, NULL, err);
     } else {
         list->q = (ddb_query_options){.filter = "#t = :t",
                                       .names = list->names,
@@ -191,7 +191,7 @@ ddb_lock_list *ddb_lock_table_list(ddb_lock_table *l, const ddb_lock_list_option
                                       .limit = o->page_limit,
                                       .consistent_read = true,
                                       .cancel = cancel};
-        list->pages = ddb_scan(l->table, &list->q, err);
+        list->pages = ddb_table_scan(l->table, &list->q, NULL, err);
     }
     if (!list->pages) {
         ddb_lock_list_free(list);
@@ -393,14 +393,14 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     } else {
         ddb_result res = {0};
-        rc = ddb_update_item(l->table, key, r.update,
+        rc = ddb_table_update_item(l->table, key, r.update,
                              &(ddb_write_options){.condition = condition,
                                                   .names = r.names,
                                                   .values = r.values,
                                                   .return_values = DDB_RETURN_ALL_OLD,
                                                   .return_old_on_condition_fail = true,
                                                   .cancel = cancel},
-                             &res, err);
+                             &res, NULL, err);
         if (rc == 0 || rc == DDB_ECONDITION) {
             *old = res.item;
             res.item = NULL;
@@ -443,12 +443,12 @@ int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     } else {
         ddb_result res = {0};
-        rc = ddb_update_item(l->table, key, r.update,
+        rc = ddb_table_update_item(l->table, key, r.update,
                              &(ddb_write_options){.names = r.names,
                                                   .values = r.values,
                                                   .return_values = DDB_RETURN_ALL_NEW,
                                                   .cancel = cancel},
-                             &res, err);
+                             &res, NULL, err);
         rc = dl_key_rule(l, name, rc, err);
         int64_t fence = 0;
         if (rc == 0 && (!res.item || ddb_item_get_i64(res.item, DDB__LOCK_ATTR_FENCE,
@@ -488,14 +488,14 @@ int ddb_lock_force_release(ddb_lock_table *l, const char *name, ddb_cancel *canc
     } else {
         /* The one condition is that the item exists: releasing a lock without an item
          * must not make an item without a lock's attributes. */
-        rc = ddb_update_item(l->table, key, r.update,
+        rc = ddb_table_update_item(l->table, key, r.update,
                              &(ddb_write_options){.condition = "attribute_exists(#k)",
                                                   .names = r.names,
                                                   .values = ddb_item_count(r.values)
                                                                 ? r.values
                                                                 : NULL,
                                                   .cancel = cancel},
-                             NULL, err);
+                             NULL, NULL, err);
         if (rc == DDB_ECONDITION) {
             ddb_error_clear(err);
             rc = 0;
@@ -516,7 +516,7 @@ int ddb_lock_force_delete(ddb_lock_table *l, const char *name, ddb_cancel *cance
     ddb_item *key = ddb__lock_key(l, name, err);
     if (!key)
         return err ? err->code : DDB_EINVAL;
-    int rc = ddb_delete_item(l->table, key, &(ddb_write_options){.cancel = cancel}, NULL, err);
+    int rc = ddb_table_delete_item(l->table, key, &(ddb_write_options){.cancel = cancel}, NULL, NULL, err);
     ddb_item_free(key);
     return dl_key_rule(l, name, rc, err);
 }
@@ -541,7 +541,7 @@ int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *ow
                           &(ddb_tx_options){.condition = "#o = :o AND #f = :f",
                                             .names = names,
                                             .values = values},
-                          marker);
+                          marker, NULL);
     } else {
         ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     }
@@ -558,8 +558,8 @@ int dl_item_read(ddb_lock_table *l, const char *name, ddb_cancel *cancel, ddb_it
     if (!key)
         return err ? err->code : DDB_EINVAL;
     ddb_result res = {0};
-    int rc = ddb_get_item(l->table, key,
-                          &(ddb_get_options){.consistent_read = true, .cancel = cancel}, &res,
+    int rc = ddb_table_get_item(l->table, key,
+                          &(ddb_get_options){.consistent_read = true, .cancel = cancel}, &res, NULL,
                           err);
     if (rc == 0) {
         *item = res.item;
@@ -649,7 +649,7 @@ static int send_lease_write(ddb_lock_table *l, ddb_item *key, req *r, bool retur
                            .return_old_on_condition_fail = return_old,
                            .cancel = cancel};
     int rc = fn ? ddb__update_item_start(l->table, key, r->update, &o, fn, arg, err)
-                : ddb_update_item(l->table, key, r->update, &o, res, err);
+                : ddb_table_update_item(l->table, key, r->update, &o, res, NULL, err);
     ddb_item_free(r->values);
     ddb_item_free(key);
     return rc;

@@ -93,10 +93,10 @@ START_TEST(test_state_of_expired_holder_and_reading_is_not_watching)
     cx_advance(20000);
     ddb_lease *lease = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &lease, NULL, &err), 0);
     ck_assert_ptr_null(lease);
     cx_advance(5001);
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &lease, NULL, &err), 0);
     ck_assert_ptr_nonnull(lease);
     ck_assert(ddb_lease_takeover(lease));
     ck_assert_int_eq(ddb_lease_fencing_token(lease), token + 1);
@@ -163,7 +163,7 @@ START_TEST(test_list_pages_each_lock_once)
         snprintf(pk, sizeof pk, "ORDER#%d", i);
         ddb_item_set_s(order, "pk", pk);
         ddb_item_set_s(order, "sk", "ORDER");
-        ck_assert_int_eq(ddb_put_item(a->table, order, NULL, NULL, &err), 0);
+        ck_assert_int_eq(ddb_table_put_item(a->table, order, NULL, NULL, NULL, &err), 0);
         ddb_item_free(order);
     }
     enum { N = 26 };
@@ -233,10 +233,10 @@ START_TEST(test_list_by_index_reads_lock_items_only)
     ddb_index_def gsi = {.name = "locks",
                          .key = {.pk = DDB_LOCK_INDEX_KEY, .pk_type = DDB_S},
                          .projection = DDB_PROJECT_ALL};
-    int rc = ddb_create_table(admin->client, indexed,
+    int rc = ddb_client_create_table(admin->client, indexed,
                               &(ddb_key_schema){.pk = "pk", .sk = "sk"},
                               &(ddb_create_table_options){.gsi = &gsi, .n_gsi = 1,
-                                                          .wait_active = true},
+                                                          .wait_active = true}, NULL,
                               &err);
     ck_assert_msg(rc == 0, "create: %s", err.message);
     proc *p = cx_proc(&(proc_options){.table = indexed});
@@ -250,7 +250,7 @@ START_TEST(test_list_by_index_reads_lock_items_only)
         ddb_item_set_s(order, "pk", pk);
         ddb_item_set_s(order, "sk", "ORDER");
         ddb_item_set_s(order, DDB_LOCK_INDEX_KEY, "ORDER");
-        ck_assert_int_eq(ddb_put_item(p->table, order, NULL, NULL, &err), 0);
+        ck_assert_int_eq(ddb_table_put_item(p->table, order, NULL, NULL, NULL, &err), 0);
         ddb_item_free(order);
     }
     enum { N = 5 };
@@ -300,7 +300,7 @@ START_TEST(test_list_by_index_reads_lock_items_only)
 
     ddb_lock_table_free(by_index);
     cx_proc_free(p);
-    ddb_delete_table(admin->client, indexed, NULL, NULL);
+    ddb_client_delete_table(admin->client, indexed, NULL, NULL);
     cx_proc_free(admin);
 }
 END_TEST
@@ -366,7 +366,7 @@ START_TEST(test_tx_is_held_by)
         ddb_item *order = ddb_item_new();
         ddb_item_set_s(order, "pk", "ORDER#1");
         ddb_item_set_s(order, "sk", round ? "late" : "on-time");
-        ck_assert_int_eq(ddb_tx_put(tx, b->table, order, NULL, NULL), 0);
+        ck_assert_int_eq(ddb_tx_put(tx, b->table, order, NULL, NULL, NULL), 0);
         int rc = ddb_tx_send(tx, NULL, &err);
         if (round == 0) {
             ck_assert_msg(rc == 0, "send: %s", err.message);
@@ -399,8 +399,8 @@ START_TEST(test_numeric_key_table_clear_error)
     proc *admin = cx_proc(NULL);
     ddb_error err;
     ddb_key_schema ks = {.pk = "pk", .pk_type = DDB_N, .sk = "sk", .sk_type = DDB_S};
-    int rc = ddb_create_table(admin->client, numbers, &ks,
-                              &(ddb_create_table_options){.wait_active = true}, &err);
+    int rc = ddb_client_create_table(admin->client, numbers, &ks,
+                              &(ddb_create_table_options){.wait_active = true}, NULL, &err);
     ck_assert_msg(rc == 0, "create: %s", err.message);
     proc *p = cx_proc(&(proc_options){.table = numbers});
 
@@ -411,7 +411,7 @@ START_TEST(test_numeric_key_table_clear_error)
                       strstr(err.message, "must be strings"),
                   "message: %s", err.message);
     ddb_lease *lease = NULL;
-    rc = ddb_lock_try_acquire(p->locks, "billing", LEASE, NULL, &lease, &err);
+    rc = ddb_lock_try_acquire(p->locks, "billing", LEASE, &lease, NULL, &err);
     ck_assert_int_eq(rc, DDB_EVALIDATION);
     ck_assert_ptr_null(lease);
     ck_assert_msg(strstr(err.message, "\"billing\"") && strstr(err.message, "must be strings"),
@@ -421,7 +421,7 @@ START_TEST(test_numeric_key_table_clear_error)
     ck_assert_ptr_nonnull(strstr(err.message, "must be strings"));
 
     cx_proc_free(p);
-    ddb_delete_table(admin->client, numbers, NULL, NULL);
+    ddb_client_delete_table(admin->client, numbers, NULL, NULL);
     cx_proc_free(admin);
 }
 END_TEST
