@@ -13,7 +13,7 @@
 enum opt_id {
     O_TABLE, O_PK, O_SK, O_ENDPOINT, O_REGION, O_PROFILE, O_LOG_LEVEL, O_LOG_FORMAT,
     O_CLOCK, O_LEASE, O_LABEL, O_JSON, O_WAIT, O_KILL_AFTER, O_PAUSE, O_ONCE, O_IF_HELD,
-    O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK,
+    O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK, O_INDEX,
     O_HELP,
 };
 
@@ -50,6 +50,7 @@ static const opt_def OPTS[] = {
     {"token", O_TOKEN, CLI_OPT_PUT, true},
     {"ttl", O_TTL, CLI_OPT_TABLE_CREATE, true},
     {"exist-ok", O_EXIST_OK, CLI_OPT_TABLE_CREATE, false},
+    {"index", O_INDEX, CLI_OPT_INDEX, true},
     {"help", O_HELP, 0, false},
 };
 
@@ -249,6 +250,7 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
     case O_TOKEN: o->token = v; break;
     case O_TTL: o->ttl = v; break;
     case O_EXIST_OK: o->exist_ok = true; break;
+    case O_INDEX: o->list_index = v; break;
     case O_HELP: break;
     }
     return 0;

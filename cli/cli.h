@@ -10,7 +10,7 @@
 
 #include <dynalock/coord.h>
 #include <dynalock/ddb.h>
-#include <dynalock/testing.h>
+#include <dynalock/coord.h>
 
 /* Exit statuses. 64-78 follow sysexits(3), except 76 and 77, which dynalock gives its
  * own meanings next to 75 (the three outcomes of a lock). 79, just past sysexits' range,
@@ -71,6 +71,7 @@ typedef struct cli_opts {
     /* table create */
     const char *ttl;
     bool exist_ok;
+    const char *list_index;    /* list --index */
     /* positional arguments and the command after them */
     char **args;
     int n_args;
@@ -92,6 +93,7 @@ enum {
     CLI_OPT_PUT = 1 << 7,      /* --if-held, --item, --item-file, --lock-table, ... */
     CLI_OPT_TABLE_CREATE = 1 << 8, /* --ttl, --exist-ok */
     CLI_OPT_CMD = 1 << 9,      /* NAME then CMD...: options end after NAME */
+    CLI_OPT_INDEX = 1 << 10,   /* list --index */
 };
 
 struct cli_command {
@@ -142,8 +144,6 @@ const char *cli_endpoint(const cli_opts *o);
 /* Maps a library error to an exit status and prints "dynalock: WHAT: MESSAGE". */
 int cli_fail(const char *what, int rc, const ddb_error *err);
 int cli_exit_for(int rc);
-/* The key of a lock item: pk "LOCK#name", and sk "LOCK" when the table has one. */
-ddb_item *cli_lock_key(const char *pk, const char *sk, const char *name);
 /* Logs a line through the client's sink under category "dynalock". */
 void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,
              size_t n);
@@ -243,11 +243,6 @@ bool cli_req_unanswered(int rc);
 /* "did not answer GetItem (waited 1.2s)" into buf, measured from r's start. */
 void cli_req_describe(const cli_req *r, char *buf, size_t size);
 
-/* lockstate.c: a lock's state read with a cancel token (ddb_lock_get_state takes none):
- * one strongly consistent GetItem of the lock item, understood as the lock layer writes
- * it. 0, DDB_ESTATE for an item that is not a lock, or the request's error. */
-int cli_lock_read(ddb_table *t, const char *name, ddb_cancel *cancel, ddb_lock_state *out,
-                  ddb_error *err);
 /* A token set when cli_stop() is, or when ms of real time have passed (ms < 0: never).
  * NULL when out of memory. Unref it. */
 ddb_cancel *cli_deadline(int64_t ms);

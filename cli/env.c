@@ -125,7 +125,7 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         }
     }
     if (need_locks) {
-        ddb_lock_table_options lo = {.holder_label = o->label};
+        ddb_lock_table_options lo = {.holder_label = o->label, .list_index = o->list_index};
         c->locks = ddb_lock_table_new(c->table, &lo, &err);
         if (!c->locks) {
             int rc = cli_fail("cannot open the lock table", err.code ? err.code : DDB_EINVAL,
@@ -144,28 +144,6 @@ void cli_conn_close(cli_conn *c)
     ddb_client_free(c->client);
     ddb_clock_unref(c->clock);
     memset(c, 0, sizeof *c);
-}
-
-ddb_item *cli_lock_key(const char *pk, const char *sk, const char *name)
-{
-    ddb_item *key = ddb_item_new();
-    size_t len = strlen(name) + sizeof "LOCK#";
-    char *value = malloc(len);
-    if (!key || !value) {
-        free(value);
-        ddb_item_free(key);
-        return NULL;
-    }
-    snprintf(value, len, "LOCK#%s", name);
-    int rc = ddb_item_set_s(key, pk, value);
-    if (rc == 0 && sk)
-        rc = ddb_item_set_s(key, sk, "LOCK");
-    free(value);
-    if (rc != 0) {
-        ddb_item_free(key);
-        return NULL;
-    }
-    return key;
 }
 
 void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,

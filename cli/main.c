@@ -131,11 +131,14 @@ static const cli_command COMMANDS[] = {
      "                      fencing_token, lease_ms\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,
      cli_cmd_state},
-    {"list", CLI_OPT_COMMON | CLI_OPT_JSON, 0, 0, "list [OPTIONS]",
-     "Lists every lock item of the table (a Scan for _type = LOCK), sorted by\n"
-     "name: name, holder label, fencing token, lease, and whether it is held.\n"
+    {"list", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_INDEX, 0, 0, "list [OPTIONS]",
+     "Lists every lock item of the table, sorted by name: name, holder label,\n"
+     "fencing token, lease, and whether it is held. It scans the whole table\n"
+     "(strongly consistent), or with --index queries a global secondary index\n"
+     "whose partition key is _type, which reads the lock items only.\n"
      "\n"
      "Options:\n"
+     "  --index NAME        query this index instead of scanning the table\n"
      "  --json              a JSON array of objects: name, held, holder,\n"
      "                      fencing_token, lease_ms\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,

@@ -1,13 +1,11 @@
 /* put.c: `dynalock put --if-held`, a fenced write from a script: one TransactWriteItems
  * with the item's Put and a ConditionCheck that the lock item still has the owner and
  * fencing token that `run` or `leader` put in the environment. A lease cannot be rebuilt
- * from the environment, so the check is written here, on the lock item's attributes. */
+ * from the environment, so the check is made from the owner and token (ddb_tx_check_lock). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <dynalock/testing.h>
 
 #include "cli.h"
 
@@ -62,7 +60,7 @@ static bool is_token(const char *s)
 #define HOLDER_READ_MS 2000
 
 /* Tells who holds the lock now, for the message of a refusal. */
-static void describe_holder(ddb_table *lock_table, const char *name, char *buf, size_t size)
+static void describe_holder(ddb_lock_table *locks, const char *name, char *buf, size_t size)
 {
     ddb_error err;
     ddb_error_clear(&err);
@@ -70,7 +68,7 @@ static void describe_holder(ddb_table *lock_table, const char *name, char *buf, 
     cli_req req;
     cli_req_begin(&req, "GetItem", "reading the lock's holder", false);
     ddb_cancel *limit = cli_deadline(HOLDER_READ_MS);
-    int rc = limit ? cli_lock_read(lock_table, name, limit, &st, &err) : DDB_ENOMEM;
+    int rc = limit ? ddb_lock_table_get_state(locks, name, &st, limit, &err) : DDB_ENOMEM;
     ddb_cancel_unref(limit);
     cli_req_end(&req);
     if (rc != 0 && cli_req_unanswered(rc)) {
@@ -116,26 +114,20 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
                                "or 'dynalock leader', or give --lock, --owner and --token");
     if (!is_token(token))
         return cli_usage_error(o->command, "invalid fencing token '%s'", token);
+    if (ddb_lock_name_check(lock, &err) != 0)
+        return cli_usage_error(o->command, "invalid lock name: %s", err.message);
 
-    ddb_table *locks = ddb_table_open(c->client, lock_table, o->pk, o->sk, &err);
-    ddb_item *key = cli_lock_key(o->pk, o->sk, lock);
-    ddb_item *values = ddb_item_new();
+    ddb_table *table = ddb_table_open(c->client, lock_table, o->pk, o->sk, &err);
+    ddb_lock_table *locks = table ? ddb_lock_table_new(table, NULL, &err) : NULL;
     ddb_tx *tx = ddb_tx_new(c->client);
-    int rc = DDB_ENOMEM;
-    if (locks && key && values && tx) {
-        rc = ddb_item_set_s(values, ":o", owner);
-        if (rc == 0)
-            rc = ddb_item_set_n(values, ":f", token);
-    } else if (!locks) {
+    int rc = 0;
+    if (!locks)
         rc = err.code ? err.code : DDB_EINVAL;
-    }
-    static const char *const names[] = {"#o", "owner", "#f", "fence", NULL};
+    else if (!tx)
+        rc = DDB_ENOMEM;
     ddb_tx_marker held = {0};
-    if (rc == 0) {
-        ddb_tx_options check = {.condition = "#o = :o AND #f = :f", .names = names,
-                                .values = values};
-        rc = ddb_tx_check(tx, locks, key, &check, &held, &err);
-    }
+    if (rc == 0)
+        rc = ddb_tx_check_lock(tx, locks, lock, owner, strtoll(token, NULL, 10), &held, &err);
     if (rc == 0)
         rc = ddb_tx_put(tx, c->table, item, NULL, NULL, &err);
     cli_req_begin(&req, "TransactWriteItems", "put failed", true);
@@ -145,7 +137,7 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
     int status = 0;
     if (rc == DDB_ETXCANCELED &&
         ddb_tx_reason_for(tx, held) == DDB_TXFAIL_CONDITIONAL_CHECK_FAILED) {
-        char now[DDB_HOLDER_LABEL_MAX + 96];
+        char now[DDB_HOLDER_LABEL_MAX_BYTES + 96];
         describe_holder(locks, lock, now, sizeof now);
         cli_error("put refused: the lease on lock '%s' with fencing token %s no longer holds "
                   "it; %s", lock, token, now);
@@ -154,9 +146,8 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
         status = cli_req_fail(&req, rc, &err);
     }
     ddb_tx_free(tx);
-    ddb_item_free(values);
-    ddb_item_free(key);
-    ddb_table_close(locks);
+    ddb_lock_table_free(locks);
+    ddb_table_close(table);
     return status;
 }
 

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <dynalock/testing.h>
-
 #include "cli.h"
 
 /* After a --wait that ran out, the state of the lock is read once more to tell who holds
@@ -29,11 +27,11 @@ static void report_not_acquired(cli_conn *c, const cli_opts *o, const char *name
     cli_req req;
     cli_req_begin(&req, "GetItem", "reading the lock's holder", false);
     ddb_cancel *limit = cli_deadline(REPORT_READ_MS);
-    int rc = limit ? cli_lock_read(c->table, name, limit, &st, &err) : DDB_ENOMEM;
+    int rc = limit ? ddb_lock_table_get_state(c->locks, name, &st, limit, &err) : DDB_ENOMEM;
     ddb_cancel_unref(limit);
     cli_req_end(&req);
     if (rc == 0 && st.is_held) {
-        char holder[DDB_HOLDER_LABEL_MAX + 64];
+        char holder[DDB_HOLDER_LABEL_MAX_BYTES + 64];
         if (st.holder_label[0])
             snprintf(holder, sizeof holder, "'%s' (fencing token %lld)", st.holder_label,
                      (long long)st.fencing_token);

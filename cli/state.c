@@ -1,11 +1,11 @@
 /* state.c: `dynalock state NAME` and `dynalock list`, lock state for operators: a
- * readable table, or JSON with --json. `list` scans the table for items whose _type is
- * LOCK, so it works on a single-table design that holds other entities too. */
+ * readable table, or JSON with --json. Both read through libddb_coord
+ * (ddb_lock_table_get_state, ddb_lock_table_list), which knows the lock item; `list`
+ * keeps only lock items, so it works on a single-table design that holds other entities
+ * too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <dynalock/testing.h>
 
 #include "cli.h"
 
@@ -37,7 +37,7 @@ int cli_cmd_state(cli_opts *o)
 {
     const char *name = o->args[0];
     cli_conn c;
-    int rc = cli_conn_open(&c, o, true, false);
+    int rc = cli_conn_open(&c, o, true, true);
     if (rc)
         return rc;
     ddb_lock_state st;
@@ -47,7 +47,7 @@ int cli_cmd_state(cli_opts *o)
     snprintf(what, sizeof what, "cannot read lock '%s' on table '%s'", name, o->table);
     cli_req req;
     cli_req_begin(&req, "GetItem", what, false);
-    rc = cli_lock_read(c.table, name, cli_stop(), &st, &err);
+    rc = ddb_lock_table_get_state(c.locks, name, &st, cli_stop(), &err);
     if (rc) {
         rc = cli_req_fail(&req, rc, &err);
         cli_conn_close(&c);
@@ -106,11 +106,8 @@ static void rows_free(lock_rows *r)
     free(r->rows);
 }
 
-static int rows_add(lock_rows *r, const ddb_item *it, const char *pk)
+static int rows_add(lock_rows *r, const char *name, const ddb_lock_state *st)
 {
-    const char *key = ddb_item_get_s(it, pk);
-    if (!key || strncmp(key, "LOCK#", 5) != 0)
-        return 0;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         lock_row *more = realloc(r->rows, cap * sizeof *more);
@@ -121,17 +118,16 @@ static int rows_add(lock_rows *r, const ddb_item *it, const char *pk)
     }
     lock_row *row = &r->rows[r->n];
     memset(row, 0, sizeof *row);
-    const char *holder = ddb_item_get_s(it, "holder");
-    row->name = strdup(key + 5);
-    row->holder = holder ? strdup(holder) : NULL;
-    if (!row->name || (holder && !row->holder)) {
+    row->name = strdup(name);
+    row->holder = st->holder_label[0] ? strdup(st->holder_label) : NULL;
+    if (!row->name || (st->holder_label[0] && !row->holder)) {
         free(row->name);
         free(row->holder);
         return -1;
     }
-    ddb_item_get_i64(it, "fence", &row->token);
-    ddb_item_get_i64(it, "leaseMs", &row->lease_ms);
-    row->held = ddb_item_get(it, "owner") != NULL;
+    row->token = st->fencing_token;
+    row->lease_ms = st->lease_ms;
+    row->held = st->is_held;
     r->n++;
     return 0;
 }
@@ -180,38 +176,28 @@ static void print_rows(const lock_rows *r, bool json)
 int cli_cmd_list(cli_opts *o)
 {
     cli_conn c;
-    int rc = cli_conn_open(&c, o, true, false);
+    int rc = cli_conn_open(&c, o, true, true);
     if (rc)
         return rc;
-    static const char *const names[] = {"#t", "_type", NULL};
-    ddb_item *values = ddb_item_new();
     ddb_error err;
     ddb_error_clear(&err);
     lock_rows rows = {0};
-    ddb_pages *pages = NULL;
     char what[512];
     snprintf(what, sizeof what, "cannot list the locks of table '%s'", o->table);
     cli_req req;
     cli_req_begin(&req, "Scan", what, false);
-    if (!values || ddb_item_set_s(values, ":lock", "LOCK") != 0) {
-        rc = DDB_ENOMEM;
-    } else {
-        ddb_query_options q = {.filter = "#t = :lock", .names = names, .values = values,
-                               .consistent_read = true};
-        pages = ddb_table_scan(c.table, &q, cli_stop(), &err);
-        rc = pages ? 0 : (err.code ? err.code : DDB_ENOMEM);
-    }
+    ddb_lock_list *list = ddb_lock_table_list(c.locks, NULL, cli_stop(), &err);
+    rc = list ? 0 : (err.code ? err.code : DDB_ENOMEM);
     while (rc == 0) {
-        int more = ddb_pages_next(pages, &err);
-        if (more < 0) {
+        const char *name;
+        ddb_lock_state st;
+        int more = ddb_lock_list_next(list, &name, &st, &err);
+        if (more <= 0) {
             rc = more;
             break;
         }
-        if (more == 0)
-            break;
-        for (size_t i = 0; i < ddb_pages_count(pages) && rc == 0; i++)
-            if (rows_add(&rows, ddb_pages_item(pages, i), o->pk) != 0)
-                rc = DDB_ENOMEM;
+        if (rows_add(&rows, name, &st) != 0)
+            rc = DDB_ENOMEM;
     }
     int status = 0;
     if (rc != 0) {
@@ -225,8 +211,7 @@ int cli_cmd_list(cli_opts *o)
             status = CLI_EXIT_IOERR;
     }
     rows_free(&rows);
-    ddb_pages_free(pages);
-    ddb_item_free(values);
+    ddb_lock_list_free(list);
     cli_conn_close(&c);
     return status;
 }

@@ -13,7 +13,8 @@ _dynalock_options()
         run) echo "$_dynalock_common --lease --label --wait --kill-after" ;;
         leader) echo "$_dynalock_common --lease --label --kill-after --pause --once" ;;
         put) echo "$_dynalock_common --if-held --item --item-file --lock-table --lock --owner --token" ;;
-        state | list) echo "$_dynalock_common --json" ;;
+        state) echo "$_dynalock_common --json" ;;
+        list) echo "$_dynalock_common --json --index" ;;
         simulate) echo "$_dynalock_common --lease --label --json" ;;
         table) echo "$_dynalock_common --ttl --exist-ok" ;;
     esac
@@ -25,7 +26,7 @@ _dynalock_takes_value()
     case $1 in
         --table | --pk | --sk | --endpoint | --region | --profile | --log-level | \
         --log-format | --clock | --lease | --label | --wait | --kill-after | --pause | \
-        --item | --item-file | --lock-table | --lock | --owner | --token | --ttl)
+        --item | --item-file | --lock-table | --lock | --owner | --token | --ttl | --index)
             return 0 ;;
     esac
     return 1

@@ -58,16 +58,12 @@ CHANGELOG
 
 # The shared libraries' symbols file, from the checked-in export lists that the ctest
 # packaging_abi compares with the build (one list, so they cannot disagree):
-# dpkg-gensymbols then fails the build if an export disappears. The internal functions
-# still exported for libddb_testing (tests/packaging/abi/pending.txt) are optional: no
-# program outside the project may use them, and they will go.
-pending=$(grep -v '^#' "$root/tests/packaging/abi/pending.txt" | awk 'NF { print $1 }')
+# dpkg-gensymbols then fails the build if an export disappears.
 for list in "$root"/tests/packaging/abi/*.symbols; do
-  awk -v v="$version" -v pending="$pending" '
-    BEGIN { n = split(pending, p, "\n"); for (i = 1; i <= n; i++) opt[p[i]] = 1 }
+  awk -v v="$version" '
     /^#/ { next }
     $1 == "SONAME" { print $2 " libdynalock0 #MINVER#"; next }
-    { print " " (($1 in opt) ? "(optional)" : "") $1 "@Base " v }' "$list"
+    { print " " $1 "@Base " v }' "$list"
 done > "$src/debian/libdynalock0.symbols"
 
 echo "package: building dynalock $version packages in $tmp" >&2

@@ -234,7 +234,7 @@ static void many(const scenario *sc)
         if (!is_slow(sc, i))
             continue;
         char key[40];
-        snprintf(key, sizeof key, "LOCK#bench-%d", i);
+        snprintf(key, sizeof key, DDB__LOCK_PK_PREFIX "bench-%d", i);
         fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_DELAY, .operation = "UpdateItem",
                                              .key = key, .delay_ms = sc->slow_ms});
     }

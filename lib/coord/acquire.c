@@ -192,7 +192,7 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     ddb_error_clear(err);
     if (!l || !out)
         return ddb__fail(err, DDB_EINVAL, "The lock table and the lease pointer are required.");
-    int rc = ddb__lock_name_check(name, err);
+    int rc = ddb_lock_name_check(name, err);
     if (rc == 0)
         rc = dl_lease_ms_check(lease_ms, err);
     if (rc != 0)

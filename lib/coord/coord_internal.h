@@ -1,7 +1,6 @@
 /* coord_internal.h: the lock layer's internal interfaces between its modules (lock
- * table, lease, heartbeat scheduler, acquire, election, fencing). Not public API. The
- * functions of the lock item marked DDB_API are exported for libddb_testing only until
- * the lock item's public reading API replaces them (tests/packaging/abi/pending.txt). */
+ * table, lease, heartbeat scheduler, acquire, election, fencing). Not public API, never
+ * exported. */
 #ifndef DDB_COORD_INTERNAL_H
 #define DDB_COORD_INTERNAL_H
 
@@ -15,7 +14,7 @@
 /* ------------------------------------------------------------- the lock item */
 
 /* Attribute names of a lock item: fixed, since every contender reads the item alike. */
-#define DDB__LOCK_ATTR_TYPE "_type"
+#define DDB__LOCK_ATTR_TYPE DDB_LOCK_INDEX_KEY
 #define DDB__LOCK_ATTR_OWNER "owner"
 #define DDB__LOCK_ATTR_RVN "rvn"
 #define DDB__LOCK_ATTR_FENCE "fence"
@@ -33,17 +32,15 @@
 #define DDB__LOCK_ID_LEN 32
 
 /* Fills out with a new random id (DDB__LOCK_ID_LEN hex digits and a NUL). */
-DDB_API void ddb__lock_new_id(char out[DDB__LOCK_ID_LEN + 1]);
-/* Checks a lock name; DDB_EINVAL with a message naming the problem. */
-DDB_API int ddb__lock_name_check(const char *name, ddb_error *err);
+void ddb__lock_new_id(char out[DDB__LOCK_ID_LEN + 1]);
 /* The key item of lock `name` in the lock table's table (pk "LOCK#<name>", and sk
  * "LOCK" when the table has a sort key). Caller frees. NULL with err on a bad name. */
-DDB_API ddb_item *ddb__lock_key(const ddb_lock_table *locks, const char *name, ddb_error *err);
+ddb_item *ddb__lock_key(const ddb_lock_table *locks, const char *name, ddb_error *err);
 /* The time-to-live attribute (borrowed), or NULL when the lock table writes none. */
-DDB_API const char *ddb__lock_table_ttl_attribute(const ddb_lock_table *locks);
+const char *ddb__lock_table_ttl_attribute(const ddb_lock_table *locks);
 /* The value the time-to-live attribute gets on a write now: the wall clock of the
  * client plus the retention, in seconds since the epoch. */
-DDB_API int64_t ddb__lock_table_ttl_epoch_s(const ddb_lock_table *locks);
+int64_t ddb__lock_table_ttl_epoch_s(const ddb_lock_table *locks);
 /* The holder label (borrowed), or NULL. */
 const char *ddb__lock_table_holder_label(const ddb_lock_table *locks);
 
@@ -59,9 +56,9 @@ typedef struct ddb__lock_item {
 } ddb__lock_item;
 /* Reads a lock item (it may be NULL: no item). An item with an owner but without a
  * lock's other attributes is DDB_ESTATE, naming the lock and the table. */
-DDB_API int ddb__lock_item_parse(const ddb_lock_table *locks, const char *name,
+int ddb__lock_item_parse(const ddb_lock_table *locks, const char *name,
                                  const ddb_item *item, ddb__lock_item *out, ddb_error *err);
-DDB_API void ddb__lock_item_cleanup(ddb__lock_item *li);
+void ddb__lock_item_cleanup(ddb__lock_item *li);
 
 /* ------------------------------------------------------ between the modules */
 
@@ -80,6 +77,7 @@ struct ddb_lock_table {
     ddb_clock *clock;          /* the client's; borrowed */
     char *holder_label;        /* NULL when none */
     char *ttl_attribute;       /* NULL when none */
+    char *list_index;          /* NULL when none: lists scan */
     int64_t ttl_retention_ms;
 
     pthread_mutex_t mu;        /* guards what follows */
@@ -178,6 +176,14 @@ int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err);
 int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_fn fn,
                           void *arg, ddb_error *err);
 
+/* A request on a lock's key that DynamoDB refused because the table's key attributes
+ * are not strings: rewrites err to say so, naming the lock and the table. Returns rc. */
+int dl_key_rule(const ddb_lock_table *locks, const char *name, int rc, ddb_error *err);
+/* The fenced check: a ConditionCheck in tx that the item of lock `name` in `table` has
+ * this owner and fencing token. 0, or an error in err (not yet given to tx). */
+int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,
+                  int64_t fence, ddb_tx_marker *marker, ddb_error *err);
+
 /* observe.c: spans, metrics and logs of the lock layer. */
 uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
@@ -236,6 +242,8 @@ typedef struct dl_acquire_hooks {
 int dl_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms, ddb_cancel *stop,
                bool once, const dl_acquire_hooks *hooks, ddb_lease **out, ddb_error *err);
 int dl_lease_ms_check(int64_t lease_ms, ddb_error *err);
+/* locktable.c: a holder label, 1..DDB_HOLDER_LABEL_MAX characters of printable UTF-8. */
+int dl_label_check(const char *label, ddb_error *err);
 
 #define DL_NS_PER_MS 1000000LL
 

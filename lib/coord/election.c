@@ -139,7 +139,7 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
     ddb_error_clear(err);
     if (!l || !work)
         return ddb__fail(err, DDB_EINVAL, "The lock table and the work are required.");
-    int rc = ddb__lock_name_check(name, err);
+    int rc = ddb_lock_name_check(name, err);
     if (rc == 0)
         rc = dl_lease_ms_check(lease_ms, err);
     if (rc != 0)

@@ -7,43 +7,57 @@
 
 #include "ddb_private.h"
 
+/* Adds the check; a failure also poisons the transaction, so that its send fails with
+ * the same error even when the caller ignores this one. */
+static int add_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,
+                     int64_t fence, ddb_tx_marker *marker, ddb_error *err)
+{
+    ddb_error e;
+    ddb_error_clear(&e);
+    int rc = dl_item_check(tx, table, name, owner, fence, marker, &e);
+    if (rc != 0) {
+        if (e.code == 0)
+            ddb__fail(&e, rc, "The check of lock \"%s\" could not be added.", name);
+        ddb__tx_set_error(tx, &e);
+        if (err)
+            *err = e;
+    }
+    return rc;
+}
+
 int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker, ddb_error *err)
 {
     ddb_error_clear(err);
     if (!tx)
         return ddb__fail(err, DDB_EINVAL, "The transaction is NULL.");
-    ddb_error e;
-    ddb_error_clear(&e);
     if (!lease) {
+        ddb_error e;
+        ddb_error_clear(&e);
         ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_check_lease is NULL.");
         ddb__tx_set_error(tx, &e);
         if (err)
             *err = e;
         return DDB_EINVAL;
     }
-    ddb_item *key = dl_lock_key_table(lease->table, lease->name, &e);
-    ddb_item *values = ddb_item_new();
-    int rc = (key && values) ? 0 : DDB_ENOMEM;
-    if (rc == 0 && (ddb_item_set_s(values, ":o", lease->owner) != 0 ||
-                    ddb_item_set_i64(values, ":f", lease->fence) != 0))
-        rc = DDB_ENOMEM;
-    if (rc == 0) {
-        static const char *const names[] = {"#o", DDB__LOCK_ATTR_OWNER, "#f",
-                                            DDB__LOCK_ATTR_FENCE, NULL};
-        rc = ddb_tx_check(tx, lease->table, key,
-                          &(ddb_tx_options){.condition = "#o = :o AND #f = :f",
-                                            .names = names,
-                                            .values = values},
-                          marker, err);
-    } else {
-        ddb__fail(&e, DDB_ENOMEM, "Out of memory.");
+    return add_check(tx, lease->table, lease->name, lease->owner, lease->fence, marker, err);
+}
+
+int ddb_tx_check_lock(ddb_tx *tx, ddb_lock_table *locks, const char *name, const char *owner,
+                      int64_t fencing_token, ddb_tx_marker *marker, ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!tx)
+        return ddb__fail(err, DDB_EINVAL, "The transaction is NULL.");
+    if (!locks || !owner || !*owner) {
+        ddb_error e;
+        ddb_error_clear(&e);
+        ddb__fail(&e, DDB_EINVAL, "ddb_tx_check_lock needs a lock table and an owner.");
         ddb__tx_set_error(tx, &e);
         if (err)
             *err = e;
+        return DDB_EINVAL;
     }
-    ddb_item_free(values);
-    ddb_item_free(key);
-    return rc;
+    return add_check(tx, locks->table, name, owner, fencing_token, marker, err);
 }
 
 int ddb_tx_check_current_lease(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)

@@ -70,6 +70,199 @@ int ddb__lock_item_parse(const ddb_lock_table *l, const char *name, const ddb_it
     return 0;
 }
 
+/* A table whose key attributes are not strings answers a request on a lock's key with
+ * "The provided key element does not match the schema" (reads) or "Type mismatch for
+ * key" (writes, and reads on DynamoDB Local): say what it means. */
+int dl_key_rule(const ddb_lock_table *l, const char *name, int rc, ddb_error *err)
+{
+    if (rc != DDB_EVALIDATION || !err ||
+        (!strstr(err->message, "key element does not match the schema") &&
+         !strstr(err->message, "Type mismatch for key")))
+        return rc;
+    const ddb_table *t = l->table;
+    const char *sk = ddb_table_sk(t);
+    char keys[600];
+    if (sk)
+        snprintf(keys, sizeof keys, "\"%s\" and \"%s\"", ddb_table_pk(t), sk);
+    else
+        snprintf(keys, sizeof keys, "\"%s\"", ddb_table_pk(t));
+    return ddb__fail(err, rc,
+                     "The key of lock \"%s\" does not match the key schema of table \"%s\": "
+                     "the key attributes of a lock table (%s) must be strings.",
+                     name, ddb_table_name(t), keys);
+}
+
+/* A parsed item as the public state. A label longer than a holder label can be is
+ * refused rather than cut. */
+static int item_to_state(const ddb_lock_table *l, const char *name, const ddb__lock_item *li,
+                         ddb_lock_state *out, ddb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (li->holder) {
+        size_t n = strlen(li->holder);
+        if (n > DDB_HOLDER_LABEL_MAX_BYTES) {
+            return not_a_lock(l, name, "its holder label is longer than 256 characters",
+                              err);
+        }
+        memcpy(out->holder_label, li->holder, n + 1);
+    }
+    out->exists = li->exists;
+    out->is_held = li->held;
+    out->lease_ms = li->held ? li->lease_ms : 0;
+    out->fencing_token = li->fence;
+    return 0;
+}
+
+int ddb_lock_table_get_state(ddb_lock_table *l, const char *name, ddb_lock_state *out,
+                             ddb_cancel *cancel, ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!l || !out)
+        return ddb__fail(err, DDB_EINVAL, "The lock table or the state to fill is NULL.");
+    memset(out, 0, sizeof *out);
+    ddb_item *item;
+    int rc = dl_item_read(l, name, cancel, &item, err);
+    if (rc != 0)
+        return rc;
+    ddb__lock_item li;
+    rc = ddb__lock_item_parse(l, name, item, &li, err);
+    ddb_item_free(item);
+    if (rc == 0)
+        rc = item_to_state(l, name, &li, out, err);
+    ddb__lock_item_cleanup(&li);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ listing */
+
+struct ddb_lock_list {
+    ddb_lock_table *locks;
+    ddb_item *values;
+    const char *names[3];
+    ddb_query_options q;
+    ddb_pages *pages;
+    size_t next;               /* the next item of the page */
+    bool have_page;
+    bool done;
+    char name[DDB__LOCK_NAME_MAX + 1];
+};
+
+ddb_lock_list *ddb_lock_table_list(ddb_lock_table *l, const ddb_lock_list_options *o,
+                                   ddb_cancel *cancel, ddb_error *err)
+{
+    ddb_lock_list_options defaults = {0};
+    if (!o)
+        o = &defaults;
+    ddb_error_clear(err);
+    if (!l) {
+        ddb__fail(err, DDB_EINVAL, "The lock table is NULL.");
+        return NULL;
+    }
+    if (o->page_limit < 0) {
+        ddb__fail(err, DDB_EINVAL, "The page limit of a list is %d; it must be 0 or more.",
+                  o->page_limit);
+        return NULL;
+    }
+    ddb_lock_list *list = calloc(1, sizeof *list);
+    if (!list || !(list->values = ddb_item_new()) ||
+        ddb_item_set_s(list->values, ":t", DDB__LOCK_TYPE_VALUE) != 0) {
+        ddb_lock_list_free(list);
+        ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+        return NULL;
+    }
+    list->locks = l;
+    list->names[0] = "#t";
+    list->names[1] = DDB__LOCK_ATTR_TYPE;
+    list->names[2] = NULL;
+    if (l->list_index) {
+        /* The index holds the lock items only, in one partition: a Query reads them and
+         * nothing else. Reads of an index are eventually consistent. */
+        list->q = (ddb_query_options){.index = l->list_index,
+                                      .key_condition = "#t = :t",
+                                      .names = list->names,
+                                      .values = list->values,
+                                      .limit = o->page_limit};
+        list->pages = ddb_table_query(l->table, &list->q, cancel, err);
+    } else {
+        list->q = (ddb_query_options){.filter = "#t = :t",
+                                      .names = list->names,
+                                      .values = list->values,
+                                      .limit = o->page_limit,
+                                      .consistent_read = true};
+        list->pages = ddb_table_scan(l->table, &list->q, cancel, err);
+    }
+    if (!list->pages) {
+        ddb_lock_list_free(list);
+        return NULL;
+    }
+    return list;
+}
+
+/* The lock name in a lock item's partition key, or NULL when the item is not a lock's. */
+static const char *name_of(const ddb_lock_table *l, const ddb_item *item)
+{
+    const char *pk = ddb_item_get_s(item, ddb_table_pk(l->table));
+    size_t prefix = strlen(DDB__LOCK_PK_PREFIX);
+    if (!pk || strncmp(pk, DDB__LOCK_PK_PREFIX, prefix) != 0 ||
+        strlen(pk + prefix) > DDB__LOCK_NAME_MAX)
+        return NULL;
+    const char *sk = ddb_table_sk(l->table);
+    if (sk) {
+        const char *s = ddb_item_get_s(item, sk);
+        if (!s || strcmp(s, DDB__LOCK_SK_VALUE) != 0)
+            return NULL;
+    }
+    return pk + prefix;
+}
+
+int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *out,
+                       ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!list || !name || !out)
+        return ddb__fail(err, DDB_EINVAL, "The list, the name or the state to fill is NULL.");
+    *name = NULL;
+    memset(out, 0, sizeof *out);
+    while (!list->done) {
+        if (!list->have_page || list->next >= ddb_pages_count(list->pages)) {
+            int more = ddb_pages_next(list->pages, err);
+            if (more < 0)
+                return more;
+            if (more == 0) {
+                list->done = true;
+                break;
+            }
+            list->have_page = true;
+            list->next = 0;
+            continue;
+        }
+        const ddb_item *item = ddb_pages_item(list->pages, list->next++);
+        const char *n = name_of(list->locks, item);
+        if (!n)
+            continue;
+        snprintf(list->name, sizeof list->name, "%s", n);
+        ddb__lock_item li;
+        int rc = ddb__lock_item_parse(list->locks, list->name, item, &li, err);
+        if (rc == 0)
+            rc = item_to_state(list->locks, list->name, &li, out, err);
+        ddb__lock_item_cleanup(&li);
+        if (rc != 0)
+            return rc;
+        *name = list->name;
+        return 1;
+    }
+    return 0;
+}
+
+void ddb_lock_list_free(ddb_lock_list *list)
+{
+    if (!list)
+        return;
+    ddb_pages_free(list->pages);
+    ddb_item_free(list->values);
+    free(list);
+}
+
 /* ------------------------------------------------------------------ writing */
 
 /* Expression attribute names and values of one request, built up as it is composed. */
@@ -131,6 +324,48 @@ static void req_ttl(req *r, const ddb_lock_table *l, bool first_in_set)
     req_append(r, first_in_set ? "SET #x = :x" : ", #x = :x");
 }
 
+/* The write of a new holder, as an acquire makes it: owner, rvn, lease, type and label
+ * (or none: an acquire without a label removes the one before), the time to live, and
+ * the fencing token up by one. */
+static void build_hold(req *r, const ddb_lock_table *l, const char *label, const char *owner,
+                       const char *record_version, int64_t lease_ms)
+{
+    req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
+    req_name(r, "#r", DDB__LOCK_ATTR_RVN);
+    req_name(r, "#l", DDB__LOCK_ATTR_LEASE_MS);
+    req_name(r, "#t", DDB__LOCK_ATTR_TYPE);
+    req_name(r, "#f", DDB__LOCK_ATTR_FENCE);
+    req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
+    req_s(r, ":o", owner);
+    req_s(r, ":r", record_version);
+    req_i64(r, ":l", lease_ms);
+    req_s(r, ":t", DDB__LOCK_TYPE_VALUE);
+    req_i64(r, ":one", 1);
+    req_append(r, "SET #o = :o, #r = :r, #l = :l, #t = :t");
+    if (label) {
+        req_s(r, ":h", label);
+        req_append(r, ", #h = :h");
+    }
+    req_ttl(r, l, false);
+    req_append(r, " ADD #f :one");
+    if (!label)
+        req_append(r, " REMOVE #h");
+}
+
+/* The write of a release: owner, lease and label removed, the time to live renewed. The
+ * fence stays, so the token never goes back while the item lives. */
+static void build_unhold(req *r, const ddb_lock_table *l)
+{
+    req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
+    req_name(r, "#l", DDB__LOCK_ATTR_LEASE_MS);
+    req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
+    req_append(r, "REMOVE #o, #l, #h");
+    if (l->ttl_attribute) {
+        req_append(r, " ");
+        req_ttl(r, l, true);
+    }
+}
+
 int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, const char *rvn,
                     int64_t lease_ms, const dl_seen_entry *seen, ddb_cancel *cancel,
                     ddb_item **old, ddb_error *err)
@@ -144,26 +379,7 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
         ddb_item_free(key);
         return DDB_ENOMEM;
     }
-    req_name(&r, "#o", DDB__LOCK_ATTR_OWNER);
-    req_name(&r, "#r", DDB__LOCK_ATTR_RVN);
-    req_name(&r, "#l", DDB__LOCK_ATTR_LEASE_MS);
-    req_name(&r, "#t", DDB__LOCK_ATTR_TYPE);
-    req_name(&r, "#f", DDB__LOCK_ATTR_FENCE);
-    req_name(&r, "#h", DDB__LOCK_ATTR_HOLDER);
-    req_s(&r, ":o", owner);
-    req_s(&r, ":r", rvn);
-    req_i64(&r, ":l", lease_ms);
-    req_s(&r, ":t", DDB__LOCK_TYPE_VALUE);
-    req_i64(&r, ":one", 1);
-    req_append(&r, "SET #o = :o, #r = :r, #l = :l, #t = :t");
-    if (l->holder_label) {
-        req_s(&r, ":h", l->holder_label);
-        req_append(&r, ", #h = :h");
-    }
-    req_ttl(&r, l, false);
-    req_append(&r, " ADD #f :one");
-    if (!l->holder_label)
-        req_append(&r, " REMOVE #h"); /* an acquire without a label removes the one before */
+    build_hold(&r, l, l->holder_label, owner, rvn, lease_ms);
     const char *condition = "attribute_not_exists(#o)";
     if (seen && seen->owner && seen->rvn) {
         condition = "attribute_not_exists(#o) OR (#o = :so AND #r = :sr)";
@@ -187,8 +403,144 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
             res.item = NULL;
         }
         ddb_result_cleanup(&res);
+        rc = dl_key_rule(l, name, rc, err);
     }
     ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
+}
+
+/* ------------------------------------------------- writes without conditions */
+
+int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
+                        const char *holder_label, int64_t *token, ddb_cancel *cancel,
+                        ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!l)
+        return ddb__fail(err, DDB_EINVAL, "The lock table is NULL.");
+    int rc = dl_lease_ms_check(lease_ms, err);
+    if (rc == 0 && holder_label)
+        rc = dl_label_check(holder_label, err);
+    if (rc != 0)
+        return rc;
+    ddb_item *key = ddb__lock_key(l, name, err);
+    if (!key)
+        return err ? err->code : DDB_EINVAL;
+    char owner[DDB__LOCK_ID_LEN + 1], rvn[DDB__LOCK_ID_LEN + 1];
+    ddb__lock_new_id(owner);
+    ddb__lock_new_id(rvn);
+    req r;
+    if (req_init(&r, err) != 0) {
+        ddb_item_free(key);
+        return DDB_ENOMEM;
+    }
+    build_hold(&r, l, holder_label, owner, rvn, lease_ms);
+    if (r.failed) {
+        rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    } else {
+        ddb_result res = {0};
+        rc = ddb_table_update_item(l->table, key, r.update,
+                             &(ddb_write_options){.names = r.names,
+                                                  .values = r.values,
+                                                  .return_values = DDB_RETURN_ALL_NEW},
+                             &res, cancel, err);
+        rc = dl_key_rule(l, name, rc, err);
+        int64_t fence = 0;
+        if (rc == 0 && (!res.item || ddb_item_get_i64(res.item, DDB__LOCK_ATTR_FENCE,
+                                                      &fence) != 0))
+            rc = ddb__fail(err, DDB_EPROTOCOL,
+                           "The write of a holder of lock \"%s\" in table \"%s\" returned "
+                           "no fencing token.",
+                           name, ddb_table_name(l->table));
+        if (rc == 0 && token)
+            *token = fence;
+        ddb_result_cleanup(&res);
+    }
+    ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
+}
+
+int ddb_lock_force_release(ddb_lock_table *l, const char *name, ddb_cancel *cancel,
+                           ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!l)
+        return ddb__fail(err, DDB_EINVAL, "The lock table is NULL.");
+    ddb_item *key = ddb__lock_key(l, name, err);
+    if (!key)
+        return err ? err->code : DDB_EINVAL;
+    req r;
+    if (req_init(&r, err) != 0) {
+        ddb_item_free(key);
+        return DDB_ENOMEM;
+    }
+    build_unhold(&r, l);
+    req_name(&r, "#k", ddb_table_pk(l->table));
+    int rc;
+    if (r.failed) {
+        rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    } else {
+        /* The one condition is that the item exists: releasing a lock without an item
+         * must not make an item without a lock's attributes. */
+        rc = ddb_table_update_item(l->table, key, r.update,
+                             &(ddb_write_options){.condition = "attribute_exists(#k)",
+                                                  .names = r.names,
+                                                  .values = ddb_item_count(r.values)
+                                                                ? r.values
+                                                                : NULL},
+                             NULL, cancel, err);
+        if (rc == DDB_ECONDITION) {
+            ddb_error_clear(err);
+            rc = 0;
+        }
+        rc = dl_key_rule(l, name, rc, err);
+    }
+    ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
+}
+
+int ddb_lock_force_delete(ddb_lock_table *l, const char *name, ddb_cancel *cancel,
+                          ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!l)
+        return ddb__fail(err, DDB_EINVAL, "The lock table is NULL.");
+    ddb_item *key = ddb__lock_key(l, name, err);
+    if (!key)
+        return err ? err->code : DDB_EINVAL;
+    int rc = ddb_table_delete_item(l->table, key, NULL, NULL, cancel, err);
+    ddb_item_free(key);
+    return dl_key_rule(l, name, rc, err);
+}
+
+/* ------------------------------------------------------------------ fencing */
+
+int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,
+                  int64_t fence, ddb_tx_marker *marker, ddb_error *err)
+{
+    ddb_item *key = dl_lock_key_table(table, name, err);
+    if (!key)
+        return err ? err->code : DDB_EINVAL;
+    ddb_item *values = ddb_item_new();
+    int rc = values ? 0 : DDB_ENOMEM;
+    if (rc == 0 && (ddb_item_set_s(values, ":o", owner) != 0 ||
+                    ddb_item_set_i64(values, ":f", fence) != 0))
+        rc = DDB_ENOMEM;
+    if (rc == 0) {
+        static const char *const names[] = {"#o", DDB__LOCK_ATTR_OWNER, "#f",
+                                            DDB__LOCK_ATTR_FENCE, NULL};
+        rc = ddb_tx_check(tx, table, key,
+                          &(ddb_tx_options){.condition = "#o = :o AND #f = :f",
+                                            .names = names,
+                                            .values = values},
+                          marker, err);
+    } else {
+        ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    }
+    ddb_item_free(values);
     ddb_item_free(key);
     return rc;
 }
@@ -210,7 +562,7 @@ int dl_item_read(ddb_lock_table *l, const char *name, ddb_cancel *cancel, ddb_it
     }
     ddb_result_cleanup(&res);
     ddb_item_free(key);
-    return rc;
+    return dl_key_rule(l, name, rc, err);
 }
 
 /* What a lease's own write (renewal, release) starts from: its lock table, the key of
@@ -270,16 +622,8 @@ static int build_release(ddb_lease *lease, ddb_lock_table **lp, ddb_item **key, 
     int begun = lease_req_begin(lease, lp, key, r, err);
     if (begun != 0)
         return begun;
-    ddb_lock_table *l = *lp;
-    req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
-    req_name(r, "#l", DDB__LOCK_ATTR_LEASE_MS);
-    req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
+    build_unhold(r, *lp);
     req_s(r, ":o", lease->owner);
-    req_append(r, "REMOVE #o, #l, #h");
-    if (l->ttl_attribute) {
-        req_append(r, " ");
-        req_ttl(r, l, true);
-    }
     if (r->failed) {
         ddb_item_free(r->values);
         ddb_item_free(*key);

@@ -85,7 +85,7 @@ static size_t utf8_seq(const unsigned char *s)
     return n;
 }
 
-int ddb__lock_name_check(const char *name, ddb_error *err)
+int ddb_lock_name_check(const char *name, ddb_error *err)
 {
     if (!name)
         return ddb__fail(err, DDB_EINVAL, "The lock name is NULL.");
@@ -113,7 +113,7 @@ int ddb__lock_name_check(const char *name, ddb_error *err)
 }
 
 /* A holder label: 1..256 characters (code points) of printable text. */
-static int label_check(const char *label, ddb_error *err)
+int dl_label_check(const char *label, ddb_error *err)
 {
     const unsigned char *s = (const unsigned char *)label;
     size_t chars = 0;
@@ -173,7 +173,7 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
         ddb__fail(err, DDB_EINVAL, "The table of a lock table is NULL.");
         return NULL;
     }
-    if (o->holder_label && label_check(o->holder_label, err) != 0)
+    if (o->holder_label && dl_label_check(o->holder_label, err) != 0)
         return NULL;
     int64_t retention = o->ttl_retention_ms ? o->ttl_retention_ms
                                             : DDB_LOCK_TTL_RETENTION_DEFAULT_MS;
@@ -208,6 +208,13 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
         }
     }
 
+    if (o->list_index && (strlen(o->list_index) < 3 || strlen(o->list_index) > 255)) {
+        ddb__fail(err, DDB_EINVAL,
+                  "The list index name \"%s\" must have from 3 to 255 characters.",
+                  o->list_index);
+        return NULL;
+    }
+
     ddb_lock_table *l = calloc(1, sizeof *l);
     if (!l) {
         ddb__fail(err, DDB_ENOMEM, "Out of memory.");
@@ -221,7 +228,8 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->hooks_idle, NULL);
     if ((o->holder_label && !(l->holder_label = strdup(o->holder_label))) ||
-        (o->ttl_attribute && !(l->ttl_attribute = strdup(o->ttl_attribute)))) {
+        (o->ttl_attribute && !(l->ttl_attribute = strdup(o->ttl_attribute))) ||
+        (o->list_index && !(l->list_index = strdup(o->list_index)))) {
         ddb__fail(err, DDB_ENOMEM, "Out of memory.");
         ddb_lock_table_free(l);
         return NULL;
@@ -255,6 +263,7 @@ void ddb_lock_table_free(ddb_lock_table *l)
     pthread_mutex_destroy(&l->mu);
     free(l->holder_label);
     free(l->ttl_attribute);
+    free(l->list_index);
     free(l);
 }
 
@@ -280,7 +289,7 @@ const char *ddb__lock_table_holder_label(const ddb_lock_table *l)
 
 ddb_item *dl_lock_key_table(ddb_table *table, const char *name, ddb_error *err)
 {
-    if (ddb__lock_name_check(name, err) != 0)
+    if (ddb_lock_name_check(name, err) != 0)
         return NULL;
     size_t n = strlen(DDB__LOCK_PK_PREFIX) + strlen(name) + 1;
     char *pk = malloc(n);

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coord_internal.h"
-
 struct ddb_refusal_watch {
     ddb_lock_table *locks;
     char *name;
@@ -30,7 +28,7 @@ ddb_refusal_watch *ddb_refusal_watch_new(ddb_lock_table *locks, const char *name
         ddb_error_set(err, DDB_EINVAL, "no lock table given");
         return NULL;
     }
-    if (ddb__lock_name_check(name, err) != 0)
+    if (ddb_lock_name_check(name, err) != 0)
         return NULL;
     ddb_refusal_watch *w = calloc(1, sizeof *w);
     if (!w || !(w->name = strdup(name)) || !(w->done = ddb_cancel_new())) {

@@ -570,6 +570,26 @@ t_state_list_simulate() {
     expect_eq "state of a deleted lock" '{"name":"beta","table":"listing","exists":false,"held":false,"holder":null,"fencing_token":0,"lease_ms":0}' "$out"
 }
 
+# list --index: a table with a global index on _type; the list queries it (no Scan).
+t_list_index() {
+    curl -sf -X POST "$EP/" -H 'Content-Type: application/x-amz-json-1.0' \
+        -H 'X-Amz-Target: DynamoDB_20120810.CreateTable' \
+        -H 'X-Amz-Date: 20260101T000000Z' \
+        -H 'Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000' \
+        -d '{"TableName":"indexed","BillingMode":"PAY_PER_REQUEST","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"_type","AttributeType":"S"}],"GlobalSecondaryIndexes":[{"IndexName":"locks","KeySchema":[{"AttributeName":"_type","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}]}' \
+        >/dev/null || { fail "creating the indexed table"; return; }
+    local L=(--clock server --table indexed)
+    "$DL" simulate "${L[@]}" --label one holder first >/dev/null
+    "$DL" simulate "${L[@]}" holder second >/dev/null
+    "$DL" simulate "${L[@]}" release second >/dev/null
+    capture "$DL" list "${L[@]}" --index locks --json
+    expect_eq "list --index status" 0 "$st"
+    expect_eq "list --index" '[{"name":"first","held":true,"holder":"one","fencing_token":1,"lease_ms":30000},{"name":"second","held":false,"holder":null,"fencing_token":1,"lease_ms":0}]' "$out"
+    capture "$DL" list "${L[@]}" --index missing
+    expect_eq "list --index of no such index" 65 "$st"
+    expect_match "the missing index is named" "index" "$err"
+}
+
 t_table() {
     capture "$DL" table create --sk sk --ttl expires twice
     expect_eq "create" 0 "$st"
@@ -791,7 +811,7 @@ failed=0
 tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_mutual_exclusion t_run_takeover_after_sigkill t_run_signal_forwarding
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
-       t_leader_lease_lost t_state_list_simulate t_table t_signal_during_hung_request
+       t_leader_lease_lost t_state_list_simulate t_list_index t_table t_signal_during_hung_request
        t_run_wait_hung)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do

@@ -479,62 +479,29 @@ void cx_read(proc *p, const char *name, ddb__lock_item *out)
     ddb_item_free(key);
 }
 
-static void update(proc *p, const char *name, const char *expr, ddb_names names,
-                   const ddb_item *values, ddb_result *res)
-{
-    ddb_error err;
-    ddb_item *key = ddb__lock_key(p->locks, name, &err);
-    ck_assert_ptr_nonnull(key);
-    int rc = ddb_table_update_item(p->table, key, expr,
-                             &(ddb_write_options){.names = names,
-                                                  .values = values,
-                                                  .return_values = res ? DDB_RETURN_ALL_NEW
-                                                                       : DDB_RETURN_NONE},
-                             res, NULL, &err);
-    ck_assert_msg(rc == 0, "update: %s", err.message);
-    ddb_item_free(key);
-}
-
+/* The moves of other processes are the lock table's own writes without conditions, so
+ * they write the item exactly as a lock table does. */
 int64_t cx_sim_holder(proc *p, const char *name, int64_t lease_ms, const char *label)
 {
-    char owner[DDB__LOCK_ID_LEN + 1], rvn[DDB__LOCK_ID_LEN + 1];
-    ddb__lock_new_id(owner);
-    ddb__lock_new_id(rvn);
-    ddb_item *v = ddb_item_new();
-    ddb_item_set_s(v, ":o", owner);
-    ddb_item_set_s(v, ":r", rvn);
-    ddb_item_set_i64(v, ":l", lease_ms);
-    ddb_item_set_s(v, ":t", "LOCK");
-    ddb_item_set_i64(v, ":one", 1);
-    if (label)
-        ddb_item_set_s(v, ":h", label);
-    ddb_result res = {0};
-    update(p, name,
-           label ? "SET #o = :o, #r = :r, #l = :l, #t = :t, #h = :h ADD #f :one"
-                 : "SET #o = :o, #r = :r, #l = :l, #t = :t ADD #f :one REMOVE #h",
-           (const char *[]){"#o", "owner", "#r", "rvn", "#l", "leaseMs", "#t", "_type", "#f",
-                            "fence", "#h", "holder", NULL},
-           v, &res);
+    ddb_error err;
     int64_t fence = 0;
-    ck_assert_int_eq(ddb_item_get_i64(res.item, "fence", &fence), 0);
-    ddb_result_cleanup(&res);
-    ddb_item_free(v);
+    int rc = ddb_lock_force_hold(p->locks, name, lease_ms, label, &fence, NULL, &err);
+    ck_assert_msg(rc == 0, "simulated holder: %s", err.message);
     return fence;
 }
 
 void cx_sim_release(proc *p, const char *name)
 {
-    update(p, name, "REMOVE #o, #l, #h",
-           (const char *[]){"#o", "owner", "#l", "leaseMs", "#h", "holder", NULL}, NULL, NULL);
+    ddb_error err;
+    int rc = ddb_lock_force_release(p->locks, name, NULL, &err);
+    ck_assert_msg(rc == 0, "simulated release: %s", err.message);
 }
 
 void cx_sim_delete(proc *p, const char *name)
 {
     ddb_error err;
-    ddb_item *key = ddb__lock_key(p->locks, name, &err);
-    ck_assert_ptr_nonnull(key);
-    ck_assert_int_eq(ddb_table_delete_item(p->table, key, NULL, NULL, NULL, &err), 0);
-    ddb_item_free(key);
+    int rc = ddb_lock_force_delete(p->locks, name, NULL, &err);
+    ck_assert_msg(rc == 0, "simulated delete: %s", err.message);
 }
 
 void cx_put_raw(proc *p, const char *name, const char *attr, const char *value)

@@ -557,7 +557,7 @@ static int never(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_error *err)
 START_TEST(test_entity_at_key_is_estate)
 {
     proc *a = cx_proc(NULL);
-    cx_put_raw(a, "user-7", "owner", "alice");
+    cx_put_raw(a, "user-7", DDB__LOCK_ATTR_OWNER, "alice");
     ddb_lease *lease = NULL;
     ddb_error err;
     ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "user-7", LEASE, &lease, NULL, &err),

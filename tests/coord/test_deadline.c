@@ -19,7 +19,7 @@
 static long hang_renewals_of(const char *name)
 {
     char key[64];
-    snprintf(key, sizeof key, "LOCK#%s", name);
+    snprintf(key, sizeof key, DDB__LOCK_PK_PREFIX "%s", name);
     return fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_DELAY,
                                                       .operation = "UpdateItem",
                                                       .key = key,

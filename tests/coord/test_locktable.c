@@ -50,17 +50,17 @@ START_TEST(test_item_key_and_attributes)
     ddb_lease *lease = take(a, "nightly-report");
     ddb_item *it = raw(a, "nightly-report");
     ck_assert_ptr_nonnull(it);
-    ck_assert_str_eq(ddb_item_get_s(it, "pk"), "LOCK#nightly-report");
-    ck_assert_str_eq(ddb_item_get_s(it, "sk"), "LOCK");
-    ck_assert_str_eq(ddb_item_get_s(it, "_type"), "LOCK");
-    ck_assert_str_eq(ddb_item_get_s(it, "owner"), ddb_lease_owner(lease));
-    ck_assert_ptr_nonnull(ddb_item_get_s(it, "rvn"));
+    ck_assert_str_eq(ddb_item_get_s(it, "pk"), DDB__LOCK_PK_PREFIX "nightly-report");
+    ck_assert_str_eq(ddb_item_get_s(it, "sk"), DDB__LOCK_SK_VALUE);
+    ck_assert_str_eq(ddb_item_get_s(it, DDB__LOCK_ATTR_TYPE), DDB__LOCK_TYPE_VALUE);
+    ck_assert_str_eq(ddb_item_get_s(it, DDB__LOCK_ATTR_OWNER), ddb_lease_owner(lease));
+    ck_assert_ptr_nonnull(ddb_item_get_s(it, DDB__LOCK_ATTR_RVN));
     int64_t v;
-    ck_assert_int_eq(ddb_item_get_i64(it, "fence", &v), 0);
+    ck_assert_int_eq(ddb_item_get_i64(it, DDB__LOCK_ATTR_FENCE, &v), 0);
     ck_assert_int_eq(v, 1);
-    ck_assert_int_eq(ddb_item_get_i64(it, "leaseMs", &v), 0);
+    ck_assert_int_eq(ddb_item_get_i64(it, DDB__LOCK_ATTR_LEASE_MS, &v), 0);
     ck_assert_int_eq(v, LEASE);
-    ck_assert_str_eq(ddb_item_get_s(it, "holder"), "pod-1");
+    ck_assert_str_eq(ddb_item_get_s(it, DDB__LOCK_ATTR_HOLDER), "pod-1");
     ck_assert_uint_eq(ddb_item_count(it), 8);
     ddb_item_free(it);
     ddb_lease_release(lease);
@@ -74,7 +74,7 @@ START_TEST(test_item_key_without_sort_key)
     proc *a = cx_proc(&(proc_options){.table = CX.flat});
     ddb_lease *lease = take(a, "job");
     ddb_item *it = raw(a, "job");
-    ck_assert_str_eq(ddb_item_get_s(it, "pk"), "LOCK#job");
+    ck_assert_str_eq(ddb_item_get_s(it, "pk"), DDB__LOCK_PK_PREFIX "job");
     ck_assert_ptr_null(ddb_item_get(it, "sk"));
     ddb_item_free(it);
     ddb_lease_release(lease);
@@ -97,11 +97,11 @@ START_TEST(test_owner_new_per_acquire_fence_by_one)
         ddb_lease_release(lease);
         ddb_item *it = raw(a, "job");
         ck_assert_ptr_nonnull(it);
-        ck_assert_ptr_null(ddb_item_get(it, "owner"));
-        ck_assert_ptr_null(ddb_item_get(it, "leaseMs"));
-        ck_assert_ptr_null(ddb_item_get(it, "holder"));
+        ck_assert_ptr_null(ddb_item_get(it, DDB__LOCK_ATTR_OWNER));
+        ck_assert_ptr_null(ddb_item_get(it, DDB__LOCK_ATTR_LEASE_MS));
+        ck_assert_ptr_null(ddb_item_get(it, DDB__LOCK_ATTR_HOLDER));
         int64_t f;
-        ck_assert_int_eq(ddb_item_get_i64(it, "fence", &f), 0);
+        ck_assert_int_eq(ddb_item_get_i64(it, DDB__LOCK_ATTR_FENCE, &f), 0);
         ck_assert_int_eq(f, i + 1);
         ddb_item_free(it);
     }
@@ -122,7 +122,7 @@ START_TEST(test_holder_label_written_and_removed)
     ddb_lease_release(lease);
     lease = take(b, "job");
     ddb_item *it = raw(a, "job");
-    ck_assert_ptr_null(ddb_item_get(it, "holder"));
+    ck_assert_ptr_null(ddb_item_get(it, DDB__LOCK_ATTR_HOLDER));
     ddb_item_free(it);
     ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &none, NULL, NULL), 0);
     ck_assert_ptr_null(none); /* and the labelled one too */
@@ -238,7 +238,9 @@ START_TEST(test_ttl_option_validation)
         &err));
     ck_assert_int_eq(err.code, DDB_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.message, "1 day"));
-    const char *bad[] = {"pk", "sk", "_type", "owner", "rvn", "fence", "leaseMs", "holder", ""};
+    const char *bad[] = {"pk", "sk", DDB__LOCK_ATTR_TYPE, DDB__LOCK_ATTR_OWNER,
+                         DDB__LOCK_ATTR_RVN, DDB__LOCK_ATTR_FENCE, DDB__LOCK_ATTR_LEASE_MS,
+                         DDB__LOCK_ATTR_HOLDER, ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_ptr_null(ddb_lock_table_new(
             a->table, &(ddb_lock_table_options){.ttl_attribute = bad[i]}, &err));

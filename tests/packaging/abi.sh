@@ -3,8 +3,7 @@
 # Checks what each shared library exports (nm -D --defined-only):
 #  1. Only the public API: every exported symbol must be a function or object that a
 #     public header under a HEADER_DIR declares, and no internal `ddb__*` function may be
-#     exported, except those named in LIST_DIR/pending.txt (each with its reason: a
-#     library of the project that still calls it; the list empties as they go).
+#     exported.
 #  2. No change by accident: the exports equal the checked-in list
 #     LIST_DIR/<name>.symbols (libddb.symbols for libddb.so.0), whose first line names
 #     the SONAME; the difference is printed ("+" exported but not listed, "-" listed but
@@ -27,7 +26,6 @@ public=$(find "${headers[@]}" -name '*.h' -exec cat {} + |
   sed 's,/\*.*\*/,,g' |
   grep -oE '\b[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\(|extern[^;(]*\b[A-Za-z_][A-Za-z0-9_]*[[:space:]]*;' |
   sed -E 's/[[:space:]]*[(;]$//; s/.*[^A-Za-z0-9_]//' | LC_ALL=C sort -u)
-pending=$(grep -v '^#' "$dir/pending.txt" 2>/dev/null | awk 'NF { print $1 }' | LC_ALL=C sort -u || true)
 
 bad=0
 for lib in "${libs[@]}"; do
@@ -35,7 +33,7 @@ for lib in "${libs[@]}"; do
   [ -n "$soname" ] || { echo "abi: $lib has no SONAME" >&2; exit 1; }
   syms=$(nm -D --defined-only "$lib" | awk '{ print $NF }' | LC_ALL=C sort -u)
   # Rule 1: only the public API.
-  internal=$(echo "$syms" | grep -E '^ddb__' | LC_ALL=C comm -23 - <(echo "$pending") || true)
+  internal=$(echo "$syms" | grep -E '^ddb__' || true)
   private=$(echo "$syms" | grep -vE '^ddb__' | LC_ALL=C comm -23 - <(echo "$public") || true)
   if [ -n "$internal" ] || [ -n "$private" ]; then
     echo "abi: $soname exports what no public header declares:" >&2
@@ -62,20 +60,9 @@ for lib in "${libs[@]}"; do
     echo "abi: $soname: $(($(echo "$now" | wc -l) - 1)) symbols, as listed"
   fi
 done
-# A pending internal export that no library exports any more leaves the list.
-for p in $pending; do
-  found=0
-  for lib in "${libs[@]}"; do
-    nm -D --defined-only "$lib" | awk '{ print $NF }' | grep -qx "$p" && found=1
-  done
-  if [ "$found" = 0 ]; then
-    echo "abi: $p is in $dir/pending.txt but no library exports it: remove the line" >&2
-    bad=$((bad + 1))
-  fi
-done
 if [ "$bad" -gt 0 ]; then
-  echo "abi: $bad problems; an export is either public API (declared in a public header)" \
-       "or a pending internal one in $dir/pending.txt. If a change of the public exports" \
+  echo "abi: $bad problems; an export must be public API (declared in a public header)." \
+       "If a change of the public exports" \
        "is meant, run tests/packaging/abi.sh --update $dir LIB.so... --headers DIR..." \
        "and say so in CHANGELOG.md" >&2
   exit 1

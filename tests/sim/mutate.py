@@ -26,8 +26,8 @@ MUTATIONS = [
          "            int64_t now = ddb_clock_wall_ms(l->clock) * DL_NS_PER_MS;\n"
          "            ddb__lock_item li;")]),
     ("takeover does not raise the fencing token", [
-        ("lib/coord/lockitem.c", 'req_i64(&r, ":one", 1);',
-         'req_i64(&r, ":one", seen && seen->owner ? 0 : 1);')]),
+        ("lib/coord/lockitem.c", '        req_s(&r, ":sr", seen->rvn);\n',
+         '        req_s(&r, ":sr", seen->rvn);\n        req_i64(&r, ":one", 0);\n')]),
     ("a lease whose renewal failed outlives its deadline", [
         ("lib/coord/heartbeat.c",
          "    if (now < expiry) {\n        ddb__sched_at(lease->sched, &lease->deadline_task, expiry);",

@@ -426,15 +426,13 @@ static void acquired(sim *s, proc *p, ddb_lease *lease)
        " on its clock", p->id, p->gen, p->token, p->owner,
        ddb_lease_takeover(lease) ? " (takeover)" : "", p->deadline_ms, own_ms(p));
     /* The item names the lease with its token: the token is the item's fence. */
-    ddb_item *key = ddb_item_new();
-    ddb_item_set_s(key, "pk", "LOCK#" LOCK);
-    ddb_item_set_s(key, "sk", "LOCK");
+    ddb_item *key = dl_lock_key_table(s->otable, LOCK, NULL);
     ddb_result res = {0};
     if (ddb_table_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL, NULL) == 0 &&
         res.item) {
-        const char *owner = ddb_item_get_s(res.item, "owner");
+        const char *owner = ddb_item_get_s(res.item, DDB__LOCK_ATTR_OWNER);
         int64_t fence = 0;
-        ddb_item_get_i64(res.item, "fence", &fence);
+        ddb_item_get_i64(res.item, DDB__LOCK_ATTR_FENCE, &fence);
         if (owner && strcmp(owner, ddb_lease_owner(lease)) == 0 && fence != p->token)
             violate(s, "token", "p%d.%d acquired token %" PRId64 ", but the item it holds has "
                     "fencing token %" PRId64, p->id, p->gen, p->token, fence);
@@ -459,12 +457,10 @@ static void ended(sim *s, proc *p)
                 " ms before its deadline", p->id, p->gen, p->token, p->deadline_ms - own_ms(p));
     if (r == DDB_LOSS_TAKEN_OVER) {
         /* Taken over: the item names another owner now. */
-        ddb_item *key = ddb_item_new();
-        ddb_item_set_s(key, "pk", "LOCK#" LOCK);
-        ddb_item_set_s(key, "sk", "LOCK");
+        ddb_item *key = dl_lock_key_table(s->otable, LOCK, NULL);
         ddb_result res = {0};
         ddb_table_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL, NULL);
-        const char *owner = res.item ? ddb_item_get_s(res.item, "owner") : NULL;
+        const char *owner = res.item ? ddb_item_get_s(res.item, DDB__LOCK_ATTR_OWNER) : NULL;
         if (owner && strcmp(owner, ddb_lease_owner(p->lease)) == 0)
             violate(s, "reason", "p%d.%d lost token %" PRId64 " as taken over, but the item "
                     "still names it", p->id, p->gen, p->token);

@@ -20,6 +20,9 @@ extern "C" {
 #define DDB_LOCK_TTL_RETENTION_MIN_MS 86400000LL
 #define DDB_LOCK_TTL_RETENTION_DEFAULT_MS (30LL * 86400000LL)
 #define DDB_HOLDER_LABEL_MAX 256
+/* The attribute that only lock items have with the value "LOCK": the partition key of a
+ * lock table's list index (ddb_lock_table_options.list_index). */
+#define DDB_LOCK_INDEX_KEY "_type"
 
 typedef struct ddb_lock_table ddb_lock_table;
 typedef struct ddb_lease ddb_lease;
@@ -28,6 +31,10 @@ typedef struct ddb_lock_table_options {
     const char *holder_label;      /* 1..256 characters, written as `holder`; NULL none */
     const char *ttl_attribute;     /* written on every write of a lock; NULL none */
     int64_t ttl_retention_ms;      /* 0 = 30 days; at least one day */
+    /* A global secondary index whose partition key is DDB_LOCK_INDEX_KEY (a string),
+     * projecting all attributes: ddb_lock_table_list queries it, reading the lock items
+     * only, instead of scanning the whole table. NULL: lists scan. */
+    const char *list_index;
 } ddb_lock_table_options;
 
 /* A lock table over `table`, whose key attributes must be strings. Takes the clock,
@@ -152,11 +159,97 @@ DDB_API ddb_lease *ddb_lease_current(void);
 /* Makes lease current on the calling thread (NULL clears it); returns the previous. */
 DDB_API ddb_lease *ddb_lease_set_current(ddb_lease *lease);
 
+/* ------------------------------------------------------------ reading locks */
+
+/* A holder label is at most 256 characters, so at most this many bytes of UTF-8. */
+#define DDB_HOLDER_LABEL_MAX_BYTES (4 * DDB_HOLDER_LABEL_MAX)
+
+/* The state of one lock as its item says, a value that the caller owns. */
+typedef struct ddb_lock_state {
+    bool exists;                           /* false: no item (all else zero) */
+    bool is_held;                          /* the item has an owner */
+    char holder_label[DDB_HOLDER_LABEL_MAX_BYTES + 1]; /* whole; "" when none */
+    int64_t lease_ms;                      /* the holder's lease; 0 when free */
+    int64_t fencing_token;                 /* 0 when the item has none */
+} ddb_lock_state;
+
+/* Reads the state of lock `name`: one strongly consistent GetItem, bounded by `cancel`
+ * (may be NULL). A lock without an item gives exists == false and 0. An item at the
+ * lock's key that has an owner but is not a lock is DDB_ESTATE, naming the lock and the
+ * table; a table whose key attributes are not strings is DDB_EVALIDATION, saying so.
+ * Never writes, never changes what this lock table has seen.
+ * Thread: any. */
+DDB_API int ddb_lock_table_get_state(ddb_lock_table *locks, const char *name,
+                                     ddb_lock_state *out, ddb_cancel *cancel, ddb_error *err);
+
+/* Listing the locks of a table: an iterator over the lock items, read page by page. With
+ * the lock table's list_index, Queries of that index read the lock items and nothing
+ * else (eventually consistent, as every read of a global index is). Without it, strongly
+ * consistent Scans read the whole table and keep the lock items (the other entities of
+ * a single-table design are read too, and dropped by the filter). In no particular
+ * order. */
+typedef struct ddb_lock_list ddb_lock_list;
+typedef struct ddb_lock_list_options {
+    int page_limit;            /* items read per request (Limit); 0 = DynamoDB's 1 MB page */
+} ddb_lock_list_options;
+
+/* Starts a list (no I/O yet); `cancel` (may be NULL, borrowed: it must outlive the
+ * list) bounds each request. NULL with err on a bad argument or no memory. Free with
+ * ddb_lock_list_free.
+ * Thread: any; a list is then used by one thread at a time. */
+DDB_API ddb_lock_list *ddb_lock_table_list(ddb_lock_table *locks,
+                                           const ddb_lock_list_options *o,
+                                           ddb_cancel *cancel, ddb_error *err);
+/* The next lock: 1 with *name (borrowed until the next call or the free) and *out
+ * filled, 0 when there are no more (and again after), or a negative DDB_E* (free the
+ * list; start another to try again). Each lock item is returned once.
+ * Thread: the list's. */
+DDB_API int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *out,
+                               ddb_error *err);
+/* Frees the list; NULL is a no-op.
+ * Thread: the list's. */
+DDB_API void ddb_lock_list_free(ddb_lock_list *list);
+
+/* Checks a lock name: 1 to 255 bytes of printable UTF-8 without spaces. 0, or DDB_EINVAL
+ * with a message naming the problem.
+ * Thread: any. */
+DDB_API int ddb_lock_name_check(const char *name, ddb_error *err);
+
+/* -------------------------------------------------- writes without conditions */
+
+/* These write a lock item as the lock table does, but WITHOUT the conditions that make
+ * a lock safe: for tests that play another process, and for an operator who knows that
+ * no holder is alive. Never while a holder may still be running. */
+
+/* Writes a holder that acquired just now and never renews, with a new owner id: the
+ * fencing token goes up by one, as on an acquire. holder_label (1..256 characters, may
+ * be NULL: none) is written instead of the lock table's own. *token (may be NULL) gets
+ * the new fencing token. Thread: any, as the two below. */
+DDB_API int ddb_lock_force_hold(ddb_lock_table *locks, const char *name, int64_t lease_ms,
+                                const char *holder_label, int64_t *token, ddb_cancel *cancel,
+                                ddb_error *err);
+/* Writes the release of whoever holds the lock, as a lease's release does (the fencing
+ * token stays); a lock without an item stays without one. */
+DDB_API int ddb_lock_force_release(ddb_lock_table *locks, const char *name,
+                                   ddb_cancel *cancel, ddb_error *err);
+/* Deletes the lock item, as time to live would: the next acquire starts the token at 1. */
+DDB_API int ddb_lock_force_delete(ddb_lock_table *locks, const char *name, ddb_cancel *cancel,
+                                  ddb_error *err);
+
+/* ------------------------------------------------------------------ fencing */
+
 /* Fencing in a transaction: a ConditionCheck that the lock item still has this lease's
  * owner and fencing token. marker (may be NULL) identifies the check.
  * Thread: the one building the transaction. */
 DDB_API int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker,
                                ddb_error *err);
+/* The same check for a lease held elsewhere, e.g. by the process that started this one:
+ * the lock item of `name` in `locks` still has this owner and this fencing token. An
+ * invalid name, no owner or no memory is returned here and also fails the send.
+ * Thread: the one building the transaction. */
+DDB_API int ddb_tx_check_lock(ddb_tx *tx, ddb_lock_table *locks, const char *name,
+                              const char *owner, int64_t fencing_token, ddb_tx_marker *marker,
+                              ddb_error *err);
 /* The same for ddb_lease_current(). Without a current lease: DDB_ESTATE with "No lease is
  * current; pass the lease, or start this work inside ddb_lock_run_as_leader", and the
  * transaction then fails its send with the same error. */

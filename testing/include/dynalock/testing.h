@@ -70,15 +70,9 @@ DDB_API int ddb_lock_simulate_release(ddb_lock_table *locks, const char *name, d
  * (deleted) and the next acquire starts the token at 1. */
 DDB_API int ddb_lock_simulate_delete(ddb_lock_table *locks, const char *name, ddb_error *err);
 
-/* The state of a lock, as a value a test compares with one it builds. Thread: any. */
-typedef struct ddb_lock_state {
-    bool exists;                           /* false: no item (all else zero) */
-    bool is_held;
-    char holder_label[DDB_HOLDER_LABEL_MAX + 1]; /* "" when none */
-    int64_t lease_ms;                      /* 0 when free */
-    int64_t fencing_token;                 /* 0 when the item has none */
-} ddb_lock_state;
-/* Reads the item (strongly consistent). A lock without an item gives exists == false. */
+/* Reads the item (strongly consistent): ddb_lock_table_get_state without a cancel token.
+ * A lock without an item gives exists == false. ddb_lock_state is in coord.h.
+ * Thread: any, as ddb_lock_state_equal. */
 DDB_API int ddb_lock_get_state(ddb_lock_table *locks, const char *name, ddb_lock_state *out,
                                ddb_error *err);
 DDB_API bool ddb_lock_state_equal(const ddb_lock_state *a, const ddb_lock_state *b);
