@@ -2,6 +2,7 @@
  * proxy and short timeouts for metadata endpoints, the CA bundle for STS and SSO),
  * ISO 8601 times, the few XML elements of an STS answer, form encoding, small files. */
 #include "internal.h"
+#include "buf.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -31,8 +32,7 @@ bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
 }
 
 typedef struct http_body {
-    char *p;
-    size_t len;
+    dl_buf text;
     bool too_big;
 } http_body;
 
@@ -40,18 +40,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     http_body *b = arg;
     size_t n = size * nmemb;
-    if (b->len + n > HTTP_MAX_BODY) {
+    if (b->text.len + n > HTTP_MAX_BODY) {
         b->too_big = true;
         return 0;
     }
-    char *np = realloc(b->p, b->len + n + 1);
-    if (!np)
-        return 0;
-    b->p = np;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
+    dl__buf_put(&b->text, data, n);
+    return b->text.oom ? 0 : n;
 }
 
 static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
@@ -135,10 +129,10 @@ long ddb__cred_http(const ddb__cred_ctx *ctx, const ddb__cred_http_req *r, char 
     curl_slist_free_all(resolve);
     curl_easy_cleanup(h);
     if (status == 0) {
-        free(b.p);
+        dl__buf_cleanup(&b.text);
         return 0;
     }
-    *body = b.p;
+    *body = b.text.p; /* NULL when the answer is empty */
     return status;
 }
 

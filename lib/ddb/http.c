@@ -111,9 +111,7 @@ void ddb__http_response_cleanup(ddb__http_response *r)
 }
 
 typedef struct sink {
-    char *buf;
-    size_t len, cap;
-    bool oom;
+    dl_buf body;
     char *request_id;
     char *date;          /* 40 bytes, or NULL */
 } sink;
@@ -122,22 +120,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     sink *k = arg;
     size_t n = size * nmemb;
-    if (k->len + n + 1 > k->cap) {
-        size_t cap = k->cap ? k->cap : 1024;
-        while (cap < k->len + n + 1)
-            cap *= 2;
-        char *nb = realloc(k->buf, cap);
-        if (!nb) {
-            k->oom = true;
-            return 0;
-        }
-        k->buf = nb;
-        k->cap = cap;
-    }
-    memcpy(k->buf + k->len, data, n);
-    k->len += n;
-    k->buf[k->len] = '\0';
-    return n;
+    dl__buf_put(&k->body, data, n);
+    return k->body.oom ? 0 : n;
 }
 
 /* Copies the value of header `name` (lower case, with its colon) into out (cap bytes),
@@ -355,32 +339,28 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     if (canceled) {
         /* Removing a handle mid-transfer closes its connection; the handle stays good. */
         slot_give(h, s, false);
-        free(k.buf);
+        dl__buf_cleanup(&k.body);
         return ddb__fail(err, DDB_ECANCELED, "the request was cancelled in flight");
     }
-    if (k.oom) {
+    if (k.body.oom) {
         slot_give(h, s, false);
-        free(k.buf);
+        dl__buf_cleanup(&k.body);
         return ddb__fail(err, DDB_ENOMEM, "out of memory reading the answer");
     }
     if (cc != CURLE_OK) {
         int code = code_for_curl(cc);
         ddb__fail(err, code, "%s", s->errbuf[0] ? s->errbuf : curl_easy_strerror(cc));
         slot_give(h, s, broken);
-        free(k.buf);
+        dl__buf_cleanup(&k.body);
         return code;
     }
     long status = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     slot_give(h, s, false);
-    if (!k.buf) {
-        k.buf = calloc(1, 1);
-        if (!k.buf)
-            return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    }
+    out->body = dl__buf_take(&k.body, &out->len);
+    if (!out->body)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
     out->status = status;
-    out->body = k.buf;
-    out->len = k.len;
     return 0;
 }
 
@@ -438,7 +418,7 @@ static void xfer_destroy(ddb__http_xfer *x)
     if (x->easy)
         curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->headers);
-    free(x->k.buf);
+    dl__buf_cleanup(&x->k.body);
     free(x);
 }
 
@@ -487,7 +467,7 @@ static void xfer_give(ddb__http_async *a, ddb__http_xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(x->headers);
     x->headers = NULL;
-    free(x->k.buf);
+    dl__buf_cleanup(&x->k.body);
     memset(&x->k, 0, sizeof x->k);
     x->done = NULL;
     x->arg = NULL;
@@ -555,15 +535,13 @@ static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
     long connects = 0;
     if (curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
         atomic_fetch_add(&a->http->connects, connects);
-    if (x->k.oom) {
+    if (x->k.body.oom) {
         rc = ddb__fail(&e, DDB_ENOMEM, "out of memory reading the answer");
     } else if (cc != CURLE_OK) {
         rc = ddb__fail(&e, code_for_curl(cc), "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
     } else {
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp.status);
-        resp.body = x->k.buf ? x->k.buf : calloc(1, 1);
-        resp.len = x->k.len;
-        x->k.buf = NULL;
+        resp.body = dl__buf_take(&x->k.body, &resp.len);
         memcpy(resp.request_id, x->request_id, sizeof resp.request_id);
         memcpy(resp.date, x->date, sizeof resp.date);
         if (!resp.body)

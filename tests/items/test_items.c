@@ -220,34 +220,6 @@ START_TEST(json_round_trip_every_type)
 }
 END_TEST
 
-START_TEST(base64_lengths)
-{
-    const char *in = "abcdefgh";
-    for (size_t n = 0; n <= 8; n++) {
-        size_t elen, dlen;
-        char *e = ddb__base64_encode(in, n, &elen);
-        ck_assert_uint_eq(elen, (n + 2) / 3 * 4);
-        unsigned char *d = NULL;
-        ck_assert_int_eq(ddb__base64_decode(e, elen, &d, &dlen), 0);
-        ck_assert_ptr_nonnull(d);
-        ck_assert_uint_eq(dlen, n);
-        ck_assert(n == 0 || memcmp(d, in, n) == 0);
-        free(e);
-        free(d);
-    }
-    size_t dlen;
-    unsigned char *bad = NULL;
-    ck_assert_int_eq(ddb__base64_decode("abc", 3, &bad, &dlen), DDB_EINVAL);
-    ck_assert_ptr_null(bad);
-    ck_assert_int_eq(ddb__base64_decode("ab=c", 4, &bad, &dlen), DDB_EINVAL);
-    ck_assert_ptr_null(bad);
-    ck_assert_int_eq(ddb__base64_decode("a*bc", 4, &bad, &dlen), DDB_EINVAL);
-    ck_assert_ptr_null(bad);
-    ck_assert_int_eq(ddb__base64_decode("=abc", 4, &bad, &dlen), DDB_EINVAL);
-    ck_assert_ptr_null(bad);
-}
-END_TEST
-
 START_TEST(json_malformed)
 {
     const char *bad[] = {
@@ -304,7 +276,6 @@ static Suite *items_suite(void)
     tcase_add_test(tc, lists_maps_sets);
     tcase_add_test(tc, item_order_and_access);
     tcase_add_test(tc, json_round_trip_every_type);
-    tcase_add_test(tc, base64_lengths);
     tcase_add_test(tc, json_malformed);
     tcase_add_test(tc, value_json);
     suite_add_tcase(s, tc);
