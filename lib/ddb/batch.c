@@ -107,25 +107,26 @@ int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool
     }
     ddb__call call = { .operation = "BatchGetItem", .table = t->name };
     while (rc == 0 && q.head < q.n) {
-        json_object *req = json_object_new_object(), *ri = json_object_new_object(),
-                    *tab = json_object_new_object(), *karr = json_object_new_array();
-        if (!req || !ri || !tab || !karr) {
+        json_object *req = json_object_new_object();
+        json_object *tab = ddb__jadd(ddb__jadd(req, "RequestItems", json_object_new_object()),
+                                     t->name, json_object_new_object());
+        json_object *karr = ddb__jadd(tab, "Keys", json_object_new_array());
+        if (!karr || (consistent_read &&
+                      !ddb__jadd(tab, "ConsistentRead", json_object_new_boolean(1)))) {
             json_object_put(req);
-            json_object_put(ri);
-            json_object_put(tab);
-            json_object_put(karr);
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
             break;
         }
-        json_object_object_add(req, "RequestItems", ri);
-        json_object_object_add(ri, t->name, tab);
-        json_object_object_add(tab, "Keys", karr);
-        if (consistent_read)
-            json_object_object_add(tab, "ConsistentRead", json_object_new_boolean(1));
         size_t sent = 0;
-        while (q.head < q.n && sent < GET_CHUNK) {
-            json_object_array_add(karr, q.v[q.head++]);
-            sent++;
+        while (q.head < q.n && sent < GET_CHUNK && rc == 0) {
+            if (json_object_array_add(karr, q.v[q.head]) != 0)
+                rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+            else
+                q.head++, sent++;
+        }
+        if (rc != 0) {
+            json_object_put(req);
+            break;
         }
         json_object *resp = NULL;
         rc = ddb__client_send(c, &call, req, &resp, cancel, NULL, err);
@@ -172,16 +173,12 @@ int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool
 
 static json_object *write_request(const char *kind, const char *field, const ddb_item *it)
 {
-    json_object *w = json_object_new_object(), *inner = json_object_new_object();
-    json_object *j = ddb__item_to_jobj(it);
-    if (!w || !inner || !j) {
+    json_object *w = json_object_new_object();
+    json_object *inner = ddb__jadd(w, kind, json_object_new_object());
+    if (!inner || ddb__jadd_item(inner, field, it, NULL) != 0) {
         json_object_put(w);
-        json_object_put(inner);
-        json_object_put(j);
         return NULL;
     }
-    json_object_object_add(inner, field, j);
-    json_object_object_add(w, kind, inner);
     return w;
 }
 
@@ -211,21 +208,24 @@ int ddb_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_puts,
     }
     ddb__call call = { .operation = "BatchWriteItem", .table = t->name };
     while (rc == 0 && q.head < q.n) {
-        json_object *req = json_object_new_object(), *ri = json_object_new_object(),
-                    *arr = json_object_new_array();
-        if (!req || !ri || !arr) {
+        json_object *req = json_object_new_object();
+        json_object *arr = ddb__jadd(ddb__jadd(req, "RequestItems", json_object_new_object()),
+                                     t->name, json_object_new_array());
+        if (!arr) {
             json_object_put(req);
-            json_object_put(ri);
-            json_object_put(arr);
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
             break;
         }
-        json_object_object_add(req, "RequestItems", ri);
-        json_object_object_add(ri, t->name, arr);
         size_t sent = 0;
-        while (q.head < q.n && sent < WRITE_CHUNK) {
-            json_object_array_add(arr, q.v[q.head++]);
-            sent++;
+        while (q.head < q.n && sent < WRITE_CHUNK && rc == 0) {
+            if (json_object_array_add(arr, q.v[q.head]) != 0)
+                rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+            else
+                q.head++, sent++;
+        }
+        if (rc != 0) {
+            json_object_put(req);
+            break;
         }
         json_object *resp = NULL;
         rc = ddb__client_send(c, &call, req, &resp, cancel, NULL, err);

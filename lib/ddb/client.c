@@ -727,6 +727,15 @@ ddb_client *ddb_table_client(const ddb_table *t) { return t ? t->client : NULL; 
 
 /* ------------------------------------------------------------- JSON helpers */
 
+json_object *ddb__jadd(json_object *o, const char *key, json_object *v)
+{
+    if (!o || !v || json_object_object_add(o, key, v) != 0) {
+        json_object_put(v);
+        return NULL;
+    }
+    return v;
+}
+
 bool ddb__jadd_str(json_object *o, const char *key, const char *s)
 {
     json_object *v = json_object_new_string(s);

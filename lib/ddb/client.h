@@ -166,7 +166,11 @@ int ddb__client_done(ddb_client *c, int rc);
 /* A full-jitter delay for the attempt-th round of unprocessed batch items. */
 int64_t ddb__client_backoff_ms(ddb_client *c, int attempt);
 
-/* ---- small JSON helpers used by the operation modules (ops.c) */
+/* ---- small JSON helpers: the requests other than ops.c's are json-c trees built with
+ * these, each add checked */
+/* Adds key -> v to o, taking v (put on failure, also when o is NULL). Returns v, borrowed,
+ * or NULL when out of memory, so that a chain of adds stops at the first failure. */
+json_object *ddb__jadd(json_object *o, const char *key, json_object *v);
 /* Adds key -> a new string; false when out of memory. */
 bool ddb__jadd_str(json_object *o, const char *key, const char *s);
 /* Adds ExpressionAttributeNames from pairs and ExpressionAttributeValues from values. */
