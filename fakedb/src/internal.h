@@ -196,7 +196,6 @@ const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name
 int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);
 
 /* values.c */
-int fakedb__av_validate(json_object *av, fakedb__reply *r);
 int fakedb__item_validate(json_object *item, fakedb__reply *r);
 int fakedb__values_validate(json_object *values, fakedb__reply *r);
 char fakedb__av_scalar(json_object *av);      /* 'S','N','B' for scalars, 0 otherwise */

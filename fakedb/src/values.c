@@ -290,11 +290,6 @@ static int validate_av(json_object *av, int depth, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__av_validate(json_object *av, fakedb__reply *r)
-{
-    return validate_av(av, 1, r);
-}
-
 int fakedb__item_validate(json_object *item, fakedb__reply *r)
 {
     if (!item || !json_object_is_type(item, json_type_object))

@@ -206,7 +206,6 @@ void dl_metric_contention_retry(ddb_client *c, const char *table, const char *er
  * NULL; the message is printf-style. */
 void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,
             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-bool dl_log_enabled(ddb_client *c, int level);
 
 /* lease.c */
 ddb_lease *dl_lease_new(ddb_lock_table *locks, const char *name, const char *owner,

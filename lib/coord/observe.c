@@ -108,11 +108,6 @@ void dl_metric_contention_retry(ddb_client *c, const char *table, const char *er
     metric(c, "dynalock.lock.contention_retries", "{retry}", a, 2);
 }
 
-bool dl_log_enabled(ddb_client *c, int level)
-{
-    return ddb__client_log_enabled(c, level);
-}
-
 void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,
             const char *fmt, ...)
 {

@@ -30,7 +30,6 @@ struct ddb_item {
  * or NULL when out of memory; the from_ functions fill err on malformed input. */
 json_object *ddb__value_to_jobj(const ddb_value *v);
 json_object *ddb__item_to_jobj(const ddb_item *it);
-ddb_value *ddb__value_from_jobj(json_object *o, ddb_error *err);
 ddb_item *ddb__item_from_jobj(json_object *o, ddb_error *err);
 /* Parses text into a json-c object; NULL with err (DDB_EPROTOCOL, or `bad_code`) when it
  * is not one complete JSON document. */

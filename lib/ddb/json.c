@@ -418,13 +418,6 @@ static ddb_item *item_from(json_object *o, int code, int depth, ddb_error *err)
     return it;
 }
 
-ddb_value *ddb__value_from_jobj(json_object *o, ddb_error *err)
-{
-    if (err)
-        err->code = 0;
-    return value_from(o, DDB_EPROTOCOL, 0, err);
-}
-
 ddb_item *ddb__item_from_jobj(json_object *o, ddb_error *err)
 {
     if (err)
