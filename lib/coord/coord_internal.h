@@ -189,13 +189,11 @@ int dl_item_release(ddb_lease *lease, ddb_cancel *cancel, ddb_error *err);
 int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_fn fn,
                           void *arg, ddb_error *err);
 
-/* observe.c: spans, metrics and logs of the lock layer. */
+/* observe.c: spans, metrics and logs of the lock layer. A lock span starts here with
+ * its attributes; the rest of its plumbing is the client's (ddb__span_*, telemetry.c). */
 uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
                        const char *lock_name);
-void dl_span_attr_bool(ddb_client *c, uint64_t span, const char *key, bool v);
-void dl_span_attr_int(ddb_client *c, uint64_t span, const char *key, int64_t v);
-void dl_span_end(ddb_client *c, uint64_t span, const char *error_type);
 /* error.type of an error: the AWS type if there is one, else the code's name. */
 const char *dl_error_type(const ddb_error *e, int rc);
 void dl_metric_acquisition(ddb_client *c, const char *table, bool takeover);

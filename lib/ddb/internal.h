@@ -232,6 +232,15 @@ bool ddb__is_clock_skew_error(const char *aws_type);
 
 /* ---- logging, telemetry (log.c, telemetry.c) */
 DDB_API bool ddb__client_log_enabled(ddb_client *c, int level);
+/* Spans of the client and of the lock layer: a new span (0 when the client has no span
+ * callbacks), its attributes (a NULL string is left out) and its end. No-ops on span 0.
+ * Any thread. */
+DDB_API uint64_t ddb__span_start(ddb_client *c, const char *name, uint64_t parent,
+                                 const uint64_t *links, size_t n_links);
+DDB_API void ddb__span_str(ddb_client *c, uint64_t span, const char *key, const char *v);
+DDB_API void ddb__span_int(ddb_client *c, uint64_t span, const char *key, int64_t v);
+DDB_API void ddb__span_bool(ddb_client *c, uint64_t span, const char *key, bool v);
+DDB_API void ddb__span_end(ddb_client *c, uint64_t span, const char *error_type);
 
 /* ---- asynchronous single-item writes (ops.c), for libddb_coord's leases: the request
  * runs on the client's scheduler thread with the client's retries, and fn runs there
