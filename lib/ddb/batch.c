@@ -47,6 +47,39 @@ static void pending_free(pending *q)
     free(q->v);
 }
 
+/* The request of one round, with up to max entries moved from q (*sent of them):
+ * {"RequestItems":{table:{"Keys":[...]}}} for a get (keys_key "Keys"), or
+ * {"RequestItems":{table:[...]}} for a write (keys_key NULL). NULL when out of memory. */
+static json_object *round_request(const char *table, const char *keys_key, bool consistent_read,
+                                  pending *q, size_t max, size_t *sent)
+{
+    json_object *req = json_object_new_object();
+    json_object *items = ddb__jadd(req, "RequestItems", json_object_new_object());
+    json_object *arr;
+    if (keys_key) {
+        json_object *tab = ddb__jadd(items, table, json_object_new_object());
+        arr = ddb__jadd(tab, keys_key, json_object_new_array());
+        if (arr && consistent_read && !ddb__jadd(tab, "ConsistentRead", json_object_new_boolean(1)))
+            arr = NULL;
+    } else {
+        arr = ddb__jadd(items, table, json_object_new_array());
+    }
+    *sent = 0;
+    while (arr && q->head < q->n && *sent < max) {
+        if (json_object_array_add(arr, q->v[q->head]) != 0) {
+            arr = NULL; /* the entry stays in q */
+        } else {
+            q->head++;
+            (*sent)++;
+        }
+    }
+    if (!arr) {
+        json_object_put(req);
+        return NULL;
+    }
+    return req;
+}
+
 /* Waits before the next round when the last one left work unprocessed. */
 static int backoff(ddb_client *c, int round, ddb_cancel *cancel, ddb_error *err, const char *op,
                    const char *table)
@@ -107,25 +140,10 @@ int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool
     }
     ddb__call call = { .operation = "BatchGetItem", .table = t->name };
     while (rc == 0 && q.head < q.n) {
-        json_object *req = json_object_new_object();
-        json_object *tab = ddb__jadd(ddb__jadd(req, "RequestItems", json_object_new_object()),
-                                     t->name, json_object_new_object());
-        json_object *karr = ddb__jadd(tab, "Keys", json_object_new_array());
-        if (!karr || (consistent_read &&
-                      !ddb__jadd(tab, "ConsistentRead", json_object_new_boolean(1)))) {
-            json_object_put(req);
+        size_t sent;
+        json_object *req = round_request(t->name, "Keys", consistent_read, &q, GET_CHUNK, &sent);
+        if (!req) {
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-            break;
-        }
-        size_t sent = 0;
-        while (q.head < q.n && sent < GET_CHUNK && rc == 0) {
-            if (json_object_array_add(karr, q.v[q.head]) != 0)
-                rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-            else
-                q.head++, sent++;
-        }
-        if (rc != 0) {
-            json_object_put(req);
             break;
         }
         json_object *resp = NULL;
@@ -208,23 +226,10 @@ int ddb_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_puts,
     }
     ddb__call call = { .operation = "BatchWriteItem", .table = t->name };
     while (rc == 0 && q.head < q.n) {
-        json_object *req = json_object_new_object();
-        json_object *arr = ddb__jadd(ddb__jadd(req, "RequestItems", json_object_new_object()),
-                                     t->name, json_object_new_array());
-        if (!arr) {
-            json_object_put(req);
+        size_t sent;
+        json_object *req = round_request(t->name, NULL, false, &q, WRITE_CHUNK, &sent);
+        if (!req) {
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-            break;
-        }
-        size_t sent = 0;
-        while (q.head < q.n && sent < WRITE_CHUNK && rc == 0) {
-            if (json_object_array_add(arr, q.v[q.head]) != 0)
-                rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-            else
-                q.head++, sent++;
-        }
-        if (rc != 0) {
-            json_object_put(req);
             break;
         }
         json_object *resp = NULL;
