@@ -4,6 +4,7 @@
 #include "base64.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -13,7 +14,7 @@ static const char k_alphabet[] =
 size_t dl__base64_encoded_len(size_t len)
 {
     size_t groups = len / 3 + (len % 3 != 0);
-    if (groups > (SIZE_MAX - 1) / 4)
+    if (groups > ((size_t)PTRDIFF_MAX - 1) / 4) /* no allocation can be that large */
         return 0;
     return groups * 4;
 }

@@ -2,7 +2,8 @@
  * form DynamoDB gives B values in. One codec for the client and the fake server; the
  * decoder is strict: wrong length, a character outside the alphabet, padding anywhere
  * but at the end, or more than two pad characters is an error. Unused low bits of the
- * last character ("QR==") are ignored, as DynamoDB ignores them. */
+ * last character ("QR==") are ignored, as DynamoDB ignores them.
+ * Thread: any thread; the functions keep no state. */
 #ifndef DL_BASE64_H
 #define DL_BASE64_H
 
@@ -15,8 +16,8 @@ typedef enum dl_base64_status {
     DL_B64_NOMEM = -3,   /* an allocation failed */
 } dl_base64_status;
 
-/* Bytes the text of len input bytes takes, without a terminating NUL; 0 when that
- * would not fit in a size_t. */
+/* Bytes the text of len input bytes takes, without a terminating NUL; 0 when that is
+ * more than any allocation can hold (PTRDIFF_MAX). */
 size_t dl__base64_encoded_len(size_t len);
 /* Writes the text of data (len bytes) to out, which has dl__base64_encoded_len(len) + 1
  * bytes; NUL-terminates it and returns its length. */

@@ -1,7 +1,9 @@
 /* buf.c: the growable byte buffer (buf.h). Capacity doubles from a first 256 bytes, so
- * n appends cost O(n) copies in all; an overflowing size is an allocation failure. */
+ * n appends cost O(n) copies in all; a size past PTRDIFF_MAX, which no allocation can
+ * have, is an allocation failure without asking malloc. */
 #include "buf.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,7 @@ bool dl__buf_reserve(dl_buf *b, size_t more)
 {
     if (b->oom)
         return false;
-    if (more > SIZE_MAX - 1 - b->len) {
+    if (more > (size_t)PTRDIFF_MAX - 1 - b->len) { /* no allocation can be that large */
         b->oom = true;
         return false;
     }
@@ -27,7 +29,7 @@ bool dl__buf_reserve(dl_buf *b, size_t more)
         return true;
     size_t cap = b->cap ? b->cap : DL_BUF_FIRST;
     while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        cap = cap > (size_t)PTRDIFF_MAX / 2 ? need : cap * 2;
     char *np;
     if (b->borrowed) {
         np = malloc(cap);

@@ -1,7 +1,8 @@
 /* utf8.h: strict UTF-8 (RFC 3629) for the client, the coordination library and the fake
  * server: no overlong forms (C0 80, E0 80 80), no encoded surrogates (ED A0 80), nothing
  * past U+10FFFF, no truncated sequence. Inline functions, so that every library that
- * checks text (libddb, libddb_coord, libfakedb) has them without exporting a symbol. */
+ * checks text (libddb, libddb_coord, libfakedb) has them without exporting a symbol.
+ * Thread: any thread; the functions keep no state. */
 #ifndef DL_UTF8_H
 #define DL_UTF8_H
 
