@@ -16,7 +16,8 @@ void dl__buf_init_storage(dl_buf *b, char *storage, size_t cap)
     storage[0] = '\0';
 }
 
-bool dl__buf_reserve(dl_buf *b, size_t more)
+/* The slow path of reserve: makes room for `more` bytes and the NUL. */
+static bool grow(dl_buf *b, size_t more)
 {
     if (b->oom)
         return false;
@@ -48,9 +49,16 @@ bool dl__buf_reserve(dl_buf *b, size_t more)
     return true;
 }
 
+bool dl__buf_reserve(dl_buf *b, size_t more)
+{
+    return (!b->oom && b->cap - b->len > more) || grow(b, more);
+}
+
+/* The request path appends a few bytes at a time: the common case (room, no failure)
+ * is a compare and a copy. */
 void dl__buf_put(dl_buf *b, const void *s, size_t n)
 {
-    if (!dl__buf_reserve(b, n))
+    if ((b->oom || b->cap - b->len <= n) && !grow(b, n))
         return;
     if (n)
         memcpy(b->p + b->len, s, n);
