@@ -56,7 +56,7 @@ static char cli_region[64];
 
 int cli_fail(const char *what, int rc, const ddb_error *err)
 {
-    const char *msg = err && err->message[0] ? err->message : ddb_strerror(rc);
+    const char *msg = err && err->message[0] ? err->message : ddb_error_string(rc);
     /* What an operator needs to look the failure up with AWS: the error's type, the
      * request id of the answer, and the region it went to. */
     char detail[256] = "";
@@ -102,7 +102,7 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         .region = o->region,
         .profile = o->profile,
         .clock = c->clock,
-        .log = ddb_log_stderr,
+        .log = ddb_log_to_stderr,
         .log_arg = &c->log_format,
         .log_level = o->log_level,
     };

@@ -28,8 +28,8 @@ int cli_lock_read(ddb_table *t, const char *name, ddb_cancel *cancel, ddb_lock_s
     if (!key)
         return DDB_ENOMEM;
     ddb_result res = {0};
-    int rc = ddb_get_item(t, key,
-                          &(ddb_get_options){.consistent_read = true, .cancel = cancel}, &res,
+    int rc = ddb_table_get_item(t, key,
+                          &(ddb_get_options){.consistent_read = true, .cancel = cancel}, &res, NULL,
                           err);
     ddb_item_free(key);
     const ddb_item *it = res.item;

@@ -98,7 +98,7 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
     cli_req req;
     if (!o->if_held) {
         cli_req_begin(&req, "PutItem", "put failed", true);
-        int rc = ddb_put_item(c->table, item, &(ddb_write_options){.cancel = cli_stop()}, NULL,
+        int rc = ddb_table_put_item(c->table, item, &(ddb_write_options){.cancel = cli_stop()}, NULL, NULL,
                               &err);
         if (rc)
             return cli_req_fail(&req, rc, &err);
@@ -134,10 +134,10 @@ static int send_put(cli_opts *o, cli_conn *c, ddb_item *item)
     if (rc == 0) {
         ddb_tx_options check = {.condition = "#o = :o AND #f = :f", .names = names,
                                 .values = values};
-        rc = ddb_tx_check(tx, locks, key, &check, &held);
+        rc = ddb_tx_check(tx, locks, key, &check, &held, NULL);
     }
     if (rc == 0)
-        rc = ddb_tx_put(tx, c->table, item, NULL, NULL);
+        rc = ddb_tx_put(tx, c->table, item, NULL, NULL, NULL);
     cli_req_begin(&req, "TransactWriteItems", "put failed", true);
     if (rc == 0)
         rc = ddb_tx_send(tx, cli_stop(), &err);

@@ -50,7 +50,7 @@ static void report_not_acquired(cli_conn *c, const cli_opts *o, const char *name
                   waited, said);
     } else {
         cli_error("lock '%s' not acquired%s; its holder is not known: %s", name, waited,
-                  err.message[0] ? err.message : ddb_strerror(rc));
+                  err.message[0] ? err.message : ddb_error_string(rc));
     }
 }
 
@@ -71,17 +71,17 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     cli_req req;
     cli_req_begin(&req, "the acquire", what, false);
     if (o->wait_ms == 0) {
-        rc = ddb_lock_try_acquire(c->locks, name, o->lease_ms, stop, lease, &err);
+        rc = ddb_lock_try_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
     } else if (o->wait_ms > 0) {
         ddb_cancel *wait = ddb_cancel_new_linked(stop);
         if (!wait)
             return cli_req_fail(&req, DDB_ENOMEM, NULL);
         rc = ddb_cancel_after(wait, ddb_client_clock(c->client), o->wait_ms);
         if (rc == 0)
-            rc = ddb_lock_acquire(c->locks, name, o->lease_ms, wait, lease, &err);
+            rc = ddb_lock_acquire(c->locks, name, o->lease_ms, lease, wait, &err);
         ddb_cancel_unref(wait);
     } else {
-        rc = ddb_lock_acquire(c->locks, name, o->lease_ms, stop, lease, &err);
+        rc = ddb_lock_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
     }
     cli_req_end(&req);
     if (rc == DDB_ECANCELED && ddb_cancel_is_set(stop)) {

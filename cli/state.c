@@ -198,7 +198,7 @@ int cli_cmd_list(cli_opts *o)
     } else {
         ddb_query_options q = {.filter = "#t = :lock", .names = names, .values = values,
                                .consistent_read = true, .cancel = cli_stop()};
-        pages = ddb_scan(c.table, &q, &err);
+        pages = ddb_table_scan(c.table, &q, NULL, &err);
         rc = pages ? 0 : (err.code ? err.code : DDB_ENOMEM);
     }
     while (rc == 0) {

@@ -29,9 +29,9 @@ int cli_cmd_table(cli_opts *o)
         ddb_key_schema key = {.pk = o->pk, .pk_type = DDB_S, .sk = o->sk, .sk_type = DDB_S};
         ddb_create_table_options co = {.ttl_attribute = o->ttl, .wait_active = true,
                                        .exist_ok = o->exist_ok, .cancel = cli_stop()};
-        rc = ddb_create_table(c.client, name, &key, &co, &err);
+        rc = ddb_client_create_table(c.client, name, &key, &co, NULL, &err);
     } else {
-        rc = ddb_delete_table(c.client, name, cli_stop(), &err);
+        rc = ddb_client_delete_table(c.client, name, cli_stop(), &err);
     }
     if (rc)
         rc = cli_req_fail(&req, rc, &err);

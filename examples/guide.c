@@ -16,14 +16,14 @@ int nightly_report(ddb_lock_table *locks, ddb_cancel *ct)
     ddb_cancel_after(wait, clock, 40000);
     ddb_lease *lease = NULL;
     ddb_error err;
-    int rc = ddb_lock_acquire(locks, "nightly-report", 30000, wait, &lease, &err);
+    int rc = ddb_lock_acquire(locks, "nightly-report", 30000, &lease, wait, &err);
     ddb_cancel_unref(wait);
     if (rc == DDB_ECANCELED && !ddb_cancel_is_set(ct))
         return 0; /* another process runs the report */
     if (rc != 0)
         return rc;
     ddb_cancel *stop = ddb_cancel_new_linked2(ct, ddb_lease_ended(lease));
-    /* ... the work, each write under ddb_tx_is_held(tx, lease, ...) and `stop` ... */
+    /* ... the work, each write under ddb_tx_check_lease(tx, lease, ..., NULL) and `stop` ... */
     ddb_cancel_unref(stop);
     ddb_lease_release(lease);
     return 0;
@@ -35,7 +35,7 @@ int cache_refresh(ddb_lock_table *locks, ddb_cancel *ct)
 {
     ddb_lease *lease = NULL;
     ddb_error err;
-    int rc = ddb_lock_try_acquire(locks, "cache-refresh", 30000, ct, &lease, &err);
+    int rc = ddb_lock_try_acquire(locks, "cache-refresh", 30000, &lease, ct, &err);
     if (rc != 0)
         return rc;
     if (!lease)
@@ -51,9 +51,9 @@ int ship(ddb_client *client, ddb_table *orders, ddb_lease *lease, const ddb_item
 {
     ddb_tx *tx = ddb_tx_new(client);
     ddb_tx_marker held;
-    ddb_tx_is_held(tx, lease, &held);
+    ddb_tx_check_lease(tx, lease, &held, NULL);
     ddb_tx_put(tx, orders, order, &(ddb_tx_options){.condition = "attribute_not_exists(pk)"},
-               NULL);
+               NULL, NULL);
     ddb_error err;
     int rc = ddb_tx_send(tx, ddb_lease_ended(lease), &err);
     if (rc == DDB_ETXCANCELED &&
@@ -63,7 +63,7 @@ int ship(ddb_client *client, ddb_table *orders, ddb_lease *lease, const ddb_item
     return rc;
 }
 
-/* The work of a leader; ddb_tx_is_held_current checks the term's lease. */
+/* The work of a leader; ddb_tx_check_current_lease checks the term's lease. */
 typedef struct sweep_ctx {
     ddb_client *client;
     ddb_table *orders;
@@ -75,12 +75,12 @@ static int order_sweeper(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_erro
     ddb_clock *clock = ddb_client_clock(ctx->client);
     while (!ddb_cancel_is_set(stop)) {
         ddb_tx *tx = ddb_tx_new(ctx->client);
-        ddb_tx_is_held_current(tx, NULL, NULL);
+        ddb_tx_check_current_lease(tx, NULL, NULL);
         ddb_item *order = ddb_item_new();
         ddb_item_set_s(order, "pk", "ORDER#1");
         ddb_item_set_s(order, "sk", "ORDER");
         ddb_item_set_s(order, "status", "SHIPPED");
-        ddb_tx_put(tx, ctx->orders, order, NULL, NULL);
+        ddb_tx_put(tx, ctx->orders, order, NULL, NULL, NULL);
         ddb_item_free(order);
         ddb_tx_send(tx, stop, NULL);
         ddb_tx_free(tx);
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
     int rc = locks ? cache_refresh(locks, ct) : 1;
     if (rc == 0)
         rc = nightly_report(locks, ct);
-    printf("guide: %s\n", ddb_err_name(rc));
+    printf("guide: %s\n", ddb_error_name(rc));
     ddb_cancel_unref(ct);
     ddb_lock_table_free(locks);
     ddb_table_close(shop);

@@ -32,19 +32,19 @@ typedef struct sweeper {
     char fault_text[DDB_ERROR_MESSAGE_MAX];
 } sweeper;
 
-/* One round of work: every write goes through ddb_tx_is_held, so a leader whose lease
+/* One round of work: every write goes through ddb_tx_check_lease, so a leader whose lease
  * ran out while it was paused cannot write. */
 static int sweep_once(sweeper *s, ddb_lease *lease, ddb_cancel *stop, ddb_error *err)
 {
     ddb_tx *tx = ddb_tx_new(s->client);
     ddb_tx_marker held;
-    ddb_tx_is_held(tx, lease, &held);
+    ddb_tx_check_lease(tx, lease, &held, NULL);
     ddb_item *mark = ddb_item_new();
     ddb_item_set_s(mark, ddb_table_pk(s->orders), "SWEEP#last");
     if (ddb_table_sk(s->orders))
         ddb_item_set_s(mark, ddb_table_sk(s->orders), "SWEEP");
     ddb_item_set_i64(mark, "token", ddb_lease_fencing_token(lease));
-    ddb_tx_put(tx, s->orders, mark, NULL, NULL);
+    ddb_tx_put(tx, s->orders, mark, NULL, NULL, NULL);
     ddb_item_free(mark);
     int rc = ddb_tx_send(tx, stop, err);
     if (rc == DDB_ETXCANCELED && ddb_tx_reason_for(tx, held) == DDB_TXFAIL_CONDITIONAL_CHECK_FAILED)
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
         if (rc != 0) {
             /* An error of the election: contending again changes nothing. */
             fprintf(stderr, "order_sweeper: the election failed: %s (%s)\n", err.message,
-                    ddb_err_name(rc));
+                    ddb_error_name(rc));
             status = 1;
             break;
         }

@@ -56,11 +56,11 @@ static void *run(void *p)
         int rc;
         if (w->update) {
             ddb_item_set_i64(vals, ":n", n);
-            rc = ddb_update_item(table, key, "SET #o = :owner, n = :n",
+            rc = ddb_table_update_item(table, key, "SET #o = :owner, n = :n",
                                  &(ddb_write_options){ .condition = "attribute_exists(pk) AND #o = :owner",
-                                                       .names = names, .values = vals }, &res, &err);
+                                                       .names = names, .values = vals }, &res, NULL, &err);
         } else {
-            rc = ddb_get_item(table, key, NULL, &res, &err);
+            rc = ddb_table_get_item(table, key, NULL, &res, NULL, &err);
         }
         if (rc != 0) {
             atomic_fetch_add(&failures, 1);
@@ -136,8 +136,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "client: %s\n", err.message);
         return 1;
     }
-    if (ddb_create_table(c, "Bench", &(ddb_key_schema){ .pk = "pk" },
-                         &(ddb_create_table_options){ .exist_ok = true, .wait_active = true }, &err) != 0) {
+    if (ddb_client_create_table(c, "Bench", &(ddb_key_schema){ .pk = "pk" },
+                         &(ddb_create_table_options){ .exist_ok = true, .wait_active = true }, NULL, &err) != 0) {
         fprintf(stderr, "CreateTable: %s\n", err.message);
         return 1;
     }
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         ddb_item_set_s(it, "owner", "bench");
         ddb_item_set_s(it, "payload", "a small item of about a hundred bytes, like a lock or a lease record");
         ddb_item_set_i64(it, "n", 0);
-        if (ddb_put_item(table, it, NULL, NULL, &err) != 0) {
+        if (ddb_table_put_item(table, it, NULL, NULL, NULL, &err) != 0) {
             fprintf(stderr, "PutItem: %s\n", err.message);
             return 1;
         }

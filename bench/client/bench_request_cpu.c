@@ -39,7 +39,7 @@ static void die(const char *what, const ddb_error *err)
     exit(1);
 }
 
-/* The request body as ddb_get_item / ddb_update_item build it. */
+/* The request body as ddb_table_get_item / ddb_table_update_item build it. */
 __attribute__((noinline)) static void stage_encode(fixture *f, dl_buf *body)
 {
     ddb_error err;

@@ -79,18 +79,18 @@ static void costs(void)
     ddb_lock_table *la = ddb_lock_table_new(ta, NULL, &err), *lb = ddb_lock_table_new(tb, NULL, &err);
     fakedb_stats s0 = fakedb_get_stats(db, NULL);
     ddb_lease *lease = NULL;
-    ddb_lock_try_acquire(la, "free", 30000, NULL, &lease, &err);
+    ddb_lock_try_acquire(la, "free", 30000, &lease, NULL, &err);
     fakedb_stats s1 = fakedb_get_stats(db, NULL);
     printf("requests per acquire of a free lock: %ld\n", s1.requests - s0.requests);
 
     /* a contender polls a live holder 30 times */
     ddb_lease *none = NULL;
-    ddb_lock_try_acquire(lb, "free", 30000, NULL, &none, &err); /* first meeting */
+    ddb_lock_try_acquire(lb, "free", 30000, &none, NULL, &err); /* first meeting */
     fakedb_stats g0 = fakedb_get_stats(db, "GetItem"), u0 = fakedb_get_stats(db, "UpdateItem");
     for (int i = 0; i < 30; i++) {
         ddb_fake_clock_advance(clock, 10000);
         ddb_fake_clock_settle(clock, 10000);
-        ddb_lock_try_acquire(lb, "free", 30000, NULL, &none, &err);
+        ddb_lock_try_acquire(lb, "free", 30000, &none, NULL, &err);
     }
     fakedb_stats g1 = fakedb_get_stats(db, "GetItem"), u1 = fakedb_get_stats(db, "UpdateItem");
     printf("per poll of a waiting contender: %.2f reads, %.2f failed writes (%ld holder "
@@ -100,15 +100,15 @@ static void costs(void)
     ddb_lease_release(lease);
 
     /* takeover of a crashed holder: the holder's table is freed without release */
-    ddb_lock_try_acquire(la, "crash", 30000, NULL, &lease, &err);
-    ddb_lock_try_acquire(lb, "crash", 30000, NULL, &none, &err);
+    ddb_lock_try_acquire(la, "crash", 30000, &lease, NULL, &err);
+    ddb_lock_try_acquire(lb, "crash", 30000, &none, NULL, &err);
     int64_t t0 = ddb_clock_mono_ns(clock);
     int64_t step = 1000;
     /* stop the holder's heartbeat by taking the lease out of it, as a crash would */
     dl_heartbeat_stop(lease);
     while (!none) {
         ddb_fake_clock_advance(clock, step);
-        ddb_lock_try_acquire(lb, "crash", 30000, NULL, &none, &err);
+        ddb_lock_try_acquire(lb, "crash", 30000, &none, NULL, &err);
     }
     printf("takeover after %" PRId64 " ms for a 30000 ms lease (try every %" PRId64 " ms)\n",
            (ddb_clock_mono_ns(clock) - t0) / 1000000, step);
@@ -215,7 +215,7 @@ static void many(const scenario *sc)
         snprintf(name, sizeof name, "bench-%d", i);
         struct timespec sent;
         clock_gettime(CLOCK_MONOTONIC, &sent);
-        if (ddb_lock_try_acquire(locks, name, lease_ms, NULL, &leases[i], &err) != 0 || !leases[i]) {
+        if (ddb_lock_try_acquire(locks, name, lease_ms, &leases[i], NULL, &err) != 0 || !leases[i]) {
             fprintf(stderr, "acquire %d: %s\n", i, err.message);
             exit(1);
         }

@@ -34,10 +34,10 @@ int recipe_hilo_next(recipe_hilo *s, int64_t *id, ddb_error *err)
         ddb_item *v = ddb_item_new();
         ddb_item_set_i64(v, ":b", s->block);
         ddb_result res = {0};
-        int rc = ddb_update_item(s->table, key, "ADD hi :b",
+        int rc = ddb_table_update_item(s->table, key, "ADD hi :b",
                                  &(ddb_write_options){.values = v,
                                                       .return_values = DDB_RETURN_UPDATED_NEW},
-                                 &res, err);
+                                 &res, NULL, err);
         ddb_item_free(v);
         ddb_item_free(key);
         int64_t hi = 0;

@@ -37,8 +37,8 @@ int recipe_queue_push(ddb_table *t, const char *queue, const char *id, const cha
     ddb_item_set_s(item, "queue", queue);
     ddb_item_set_s(item, "queuedAt", at);
     ddb_item_set_s(item, "body", body);
-    int rc = ddb_put_item(t, item,
-                          &(ddb_write_options){.condition = "attribute_not_exists(id)"}, NULL,
+    int rc = ddb_table_put_item(t, item,
+                          &(ddb_write_options){.condition = "attribute_not_exists(id)"}, NULL, NULL,
                           err);
     ddb_item_free(item);
     return rc;
@@ -50,13 +50,13 @@ int recipe_queue_claim(ddb_table *t, const char *queue, const char *worker, char
     *id = *body = NULL;
     ddb_item *values = ddb_item_new();
     ddb_item_set_s(values, ":q", queue);
-    ddb_pages *pages = ddb_query(t,
+    ddb_pages *pages = ddb_table_query(t,
                                  &(ddb_query_options){.index = RECIPE_QUEUE_INDEX,
                                                       .key_condition = "#q = :q",
                                                       .names = (const char *[]){"#q", "queue",
                                                                                 NULL},
                                                       .values = values,
-                                                      .limit = 10},
+                                                      .limit = 10}, NULL,
                                  err);
     ddb_item_free(values);
     if (!pages)
@@ -75,13 +75,13 @@ int recipe_queue_claim(ddb_table *t, const char *queue, const char *worker, char
             ddb_item_set_s(v, ":q", queue);
             ddb_result res = {0};
             ddb_error e;
-            int crc = ddb_update_item(
+            int crc = ddb_table_update_item(
                 t, key, "SET claimedBy = :w REMOVE #q, queuedAt",
                 &(ddb_write_options){.condition = "#q = :q",
                                      .names = (const char *[]){"#q", "queue", NULL},
                                      .values = v,
                                      .return_values = DDB_RETURN_ALL_NEW},
-                &res, &e);
+                &res, NULL, &e);
             ddb_item_free(v);
             ddb_item_free(key);
             if (crc == 0) {
@@ -109,9 +109,9 @@ int recipe_queue_done(ddb_table *t, const char *id, const char *worker, ddb_erro
     ddb_item *key = message_key(t, id);
     ddb_item *v = ddb_item_new();
     ddb_item_set_s(v, ":w", worker);
-    int rc = ddb_delete_item(t, key,
+    int rc = ddb_table_delete_item(t, key,
                              &(ddb_write_options){.condition = "claimedBy = :w", .values = v},
-                             NULL, err);
+                             NULL, NULL, err);
     ddb_item_free(v);
     ddb_item_free(key);
     return rc;

@@ -200,7 +200,7 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
 
     ddb_client *client = l->client;
     const char *table = ddb_table_name(l->table);
-    uint64_t parent = ddb_telemetry_parent();
+    uint64_t parent = ddb_telemetry_get_parent();
     acq a = {.locks = l, .name = name, .lease_ms = lease_ms, .stop = stop, .hooks = hooks};
     a.span = dl_span_start(client, once ? "Lock.TryAcquire" : "Lock.Acquire", parent, NULL, 0,
                            table, name);

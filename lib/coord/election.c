@@ -72,7 +72,7 @@ static void log_work_threw(ddb_lock_table *l, const char *name, int event_id,
 {
     const char *table = ddb_table_name(l->table);
     const char *type = werr->aws_type[0] ? werr->aws_type
-                                         : ddb_err_name(werr->code ? werr->code : wrc);
+                                         : ddb_error_name(werr->code ? werr->code : wrc);
     dl_log(l->client, DDB_LOG_DEBUG, event_id,
            (const char *const[]){"lock", name, "table", table, "error", type, "message",
                                  werr->message, "holder", l->holder_label, NULL},

@@ -7,14 +7,14 @@
 
 #include "internal.h"
 
-int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
+int ddb_tx_check_lease(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
 {
     if (!tx)
         return DDB_EINVAL;
     ddb_error e;
     ddb_error_clear(&e);
     if (!lease) {
-        ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_is_held is NULL.");
+        ddb__fail(&e, DDB_EINVAL, "The lease given to ddb_tx_check_lease is NULL.");
         ddb__tx_set_error(tx, &e);
         return DDB_EINVAL;
     }
@@ -31,7 +31,7 @@ int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
                           &(ddb_tx_options){.condition = "#o = :o AND #f = :f",
                                             .names = names,
                                             .values = values},
-                          marker);
+                          marker, NULL);
     } else {
         ddb__fail(&e, DDB_ENOMEM, "Out of memory.");
         ddb__tx_set_error(tx, &e);
@@ -41,7 +41,7 @@ int ddb_tx_is_held(ddb_tx *tx, ddb_lease *lease, ddb_tx_marker *marker)
     return rc;
 }
 
-int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
+int ddb_tx_check_current_lease(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
 {
     ddb_error_clear(err);
     if (!tx)
@@ -58,7 +58,7 @@ int ddb_tx_is_held_current(ddb_tx *tx, ddb_tx_marker *marker, ddb_error *err)
             *err = e;
         return DDB_ESTATE;
     }
-    int rc = ddb_tx_is_held(tx, lease, marker);
+    int rc = ddb_tx_check_lease(tx, lease, marker, NULL);
     if (rc != 0)
         ddb__fail(err, rc, "The check of lock \"%s\" could not be added to the transaction.",
                   lease->name);

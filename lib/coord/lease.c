@@ -187,7 +187,7 @@ int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error 
     const char *table = ddb_table_name(lease->table);
     char rvn[DDB__LOCK_ID_LEN + 1];
     ddb__lock_new_id(rvn);
-    uint64_t parent = ddb_telemetry_parent();
+    uint64_t parent = ddb_telemetry_get_parent();
     uint64_t span = dl_span_start(lease->client, "Lock.Renew", parent,
                                   lease->acquire_span ? &lease->acquire_span : NULL,
                                   lease->acquire_span ? 1 : 0, table, lease->name);
@@ -228,7 +228,7 @@ int ddb_lease_renew(ddb_lease *lease, ddb_cancel *cancel, bool *held, ddb_error 
 void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel)
 {
     const char *table = ddb_table_name(lease->table);
-    uint64_t parent = ddb_telemetry_parent();
+    uint64_t parent = ddb_telemetry_get_parent();
     uint64_t span = dl_span_start(lease->client, "Lock.Release", parent, NULL, 0, table,
                                   lease->name);
     ddb__span_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);

@@ -175,14 +175,14 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     } else {
         ddb_result res = {0};
-        rc = ddb_update_item(l->table, key, r.update,
+        rc = ddb_table_update_item(l->table, key, r.update,
                              &(ddb_write_options){.condition = condition,
                                                   .names = r.names,
                                                   .values = r.values,
                                                   .return_values = DDB_RETURN_ALL_OLD,
                                                   .return_old_on_condition_fail = true,
                                                   .cancel = cancel},
-                             &res, err);
+                             &res, NULL, err);
         if (rc == 0 || rc == DDB_ECONDITION) {
             *old = res.item;
             res.item = NULL;
@@ -202,8 +202,8 @@ int dl_item_read(ddb_lock_table *l, const char *name, ddb_cancel *cancel, ddb_it
     if (!key)
         return err ? err->code : DDB_EINVAL;
     ddb_result res = {0};
-    int rc = ddb_get_item(l->table, key,
-                          &(ddb_get_options){.consistent_read = true, .cancel = cancel}, &res,
+    int rc = ddb_table_get_item(l->table, key,
+                          &(ddb_get_options){.consistent_read = true, .cancel = cancel}, &res, NULL,
                           err);
     if (rc == 0) {
         *item = res.item;
@@ -301,7 +301,7 @@ static int send_lease_write(ddb_lock_table *l, ddb_item *key, req *r, bool retur
                            .return_old_on_condition_fail = return_old,
                            .cancel = cancel};
     int rc = fn ? ddb__update_item_start(l->table, key, r->update, &o, fn, arg, err)
-                : ddb_update_item(l->table, key, r->update, &o, res, err);
+                : ddb_table_update_item(l->table, key, r->update, &o, res, NULL, err);
     ddb_item_free(r->values);
     ddb_item_free(key);
     return rc;

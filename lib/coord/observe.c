@@ -24,7 +24,7 @@ const char *dl_error_type(const ddb_error *e, int rc)
 {
     if (e && e->aws_type[0])
         return e->aws_type;
-    return ddb_err_name(rc ? rc : (e ? e->code : DDB_ESERVICE));
+    return ddb_error_name(rc ? rc : (e ? e->code : DDB_ESERVICE));
 }
 
 static void metric(ddb_client *c, const char *name, const char *unit, const ddb_attr *attrs,

@@ -145,7 +145,7 @@ static bool already_enabled(const ddb_error *e)
     return e->code == DDB_EVALIDATION && strstr(e->message, "already enabled") != NULL;
 }
 
-int ddb_create_table(ddb_client *c, const char *name, const ddb_key_schema *key,
+int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schema *key,
                      const ddb_create_table_options *o, ddb_error *err)
 {
     ddb__err_reset(err);
@@ -197,12 +197,12 @@ int ddb_create_table(ddb_client *c, const char *name, const ddb_key_schema *key,
         goto out;
     }
     if (o->wait_active || o->ttl_attribute) {
-        rc = ddb_wait_table_active(c, name, o->wait_active ? 5 * 60 * 1000 : 60 * 1000, o->cancel, err);
+        rc = ddb_client_wait_table_active(c, name, o->wait_active ? 5 * 60 * 1000 : 60 * 1000, o->cancel, err);
         if (rc != 0)
             goto out;
     }
     if (o->ttl_attribute) {
-        rc = ddb_update_ttl(c, name, o->ttl_attribute, true, o->cancel, &local);
+        rc = ddb_client_update_ttl(c, name, o->ttl_attribute, true, o->cancel, &local);
         if (rc != 0 && !(o->exist_ok && already_enabled(&local))) {
             if (err)
                 *err = local;
@@ -234,7 +234,7 @@ static json_object *named(const char *table)
     return req;
 }
 
-int ddb_delete_table(ddb_client *c, const char *name, ddb_cancel *cancel, ddb_error *err)
+int ddb_client_delete_table(ddb_client *c, const char *name, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
     if (!c || !name || !*name)
@@ -307,7 +307,7 @@ static int describe(ddb_client *c, const char *name, ddb_table_info *info, ddb_c
     return 0;
 }
 
-int ddb_describe_table(ddb_client *c, const char *name, ddb_table_info *info, ddb_cancel *cancel,
+int ddb_client_describe_table(ddb_client *c, const char *name, ddb_table_info *info, ddb_cancel *cancel,
                        ddb_error *err)
 {
     ddb__err_reset(err);
@@ -316,7 +316,7 @@ int ddb_describe_table(ddb_client *c, const char *name, ddb_table_info *info, dd
     return ddb__client_done(c, describe(c, name, info, cancel, err));
 }
 
-int ddb_wait_table_active(ddb_client *c, const char *name, int64_t timeout_ms, ddb_cancel *cancel,
+int ddb_client_wait_table_active(ddb_client *c, const char *name, int64_t timeout_ms, ddb_cancel *cancel,
                           ddb_error *err)
 {
     ddb__err_reset(err);
@@ -351,7 +351,7 @@ int ddb_wait_table_active(ddb_client *c, const char *name, int64_t timeout_ms, d
     return ddb__client_done(c, rc);
 }
 
-int ddb_update_ttl(ddb_client *c, const char *table, const char *attribute, bool enabled,
+int ddb_client_update_ttl(ddb_client *c, const char *table, const char *attribute, bool enabled,
                    ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);

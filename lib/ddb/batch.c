@@ -11,7 +11,7 @@
 /* Rounds in a row that make no progress before giving up as throttled. */
 #define MAX_IDLE_ROUNDS 10
 
-void ddb_items_free(ddb_item **items, size_t n)
+void ddb_item_array_free(ddb_item **items, size_t n)
 {
     if (!items)
         return;
@@ -113,7 +113,7 @@ static int add_items(ddb_item ***items, size_t *n, size_t *cap, json_object *arr
     return 0;
 }
 
-int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool consistent_read,
+int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool consistent_read,
                   ddb_item ***items, size_t *n_items, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
@@ -122,7 +122,7 @@ int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool
     if (n_items)
         *n_items = 0;
     if (!t || !items || !n_items || (n_keys && !keys))
-        return ddb__fail(err, DDB_EINVAL, "ddb_batch_get needs a table, keys and outputs");
+        return ddb__fail(err, DDB_EINVAL, "ddb_table_batch_get needs a table, keys and outputs");
     ddb_client *c = t->client;
     pending q = { 0 };
     ddb_item **out = NULL;
@@ -181,7 +181,7 @@ int ddb_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool
     }
     pending_free(&q);
     if (rc != 0) {
-        ddb_items_free(out, n_out);
+        ddb_item_array_free(out, n_out);
         return ddb__client_done(c, rc);
     }
     *items = out;
@@ -200,13 +200,13 @@ static json_object *write_request(const char *kind, const char *field, const ddb
     return w;
 }
 
-int ddb_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_puts,
+int ddb_table_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_puts,
                     const ddb_item *const *delete_keys, size_t n_deletes, ddb_cancel *cancel,
                     ddb_error *err)
 {
     ddb__err_reset(err);
     if (!t || (n_puts && !puts) || (n_deletes && !delete_keys))
-        return ddb__fail(err, DDB_EINVAL, "ddb_batch_write needs a table and its items");
+        return ddb__fail(err, DDB_EINVAL, "ddb_table_batch_write needs a table and its items");
     ddb_client *c = t->client;
     pending q = { 0 };
     int rc = 0, idle = 0, round = 0;

@@ -116,7 +116,7 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
     atomic_init(&c->next_span, 1);
     pthread_mutex_init(&c->sched_mu, NULL);
     c->clock = o->clock ? ddb_clock_ref(o->clock) : ddb_clock_system();
-    c->log = o->log ? o->log : ddb_log_stderr;
+    c->log = o->log ? o->log : ddb_log_to_stderr;
     c->log_arg = o->log ? o->log_arg : NULL;
     c->log_level = o->log_level ? o->log_level : DDB_LOG_INFO;
     if (o->telemetry) {
@@ -256,7 +256,7 @@ int64_t ddb__client_backoff_ms(ddb_client *c, int attempt)
 
 static uint64_t span_begin(ddb_client *c, const ddb__call *call)
 {
-    uint64_t id = ddb__span_start(c, call->operation, ddb_telemetry_parent(), NULL, 0);
+    uint64_t id = ddb__span_start(c, call->operation, ddb_telemetry_get_parent(), NULL, 0);
     ddb__span_str(c, id, "db.system.name", "aws.dynamodb");
     ddb__span_str(c, id, "db.operation.name", call->operation);
     ddb__span_str(c, id, "db.collection.name", call->table);
@@ -538,7 +538,7 @@ static void log_retry(ddb_client *c, const ddb__call *call, int attempt, int64_t
         { "operation", call->operation },
         { "attempt", a },
         { "delay_ms", d },
-        { "error", out->aws_type[0] ? out->aws_type : ddb_err_name(rc) },
+        { "error", out->aws_type[0] ? out->aws_type : ddb_error_name(rc) },
     };
     ddb_client_log(c, DDB_LOG_DEBUG, 0, "dynalock.ddb", "retrying a request", f, 4);
 }
@@ -568,7 +568,7 @@ static const char *call_error(const ddb__call *call, int rc, const attempt_resul
                              "%s failed with HTTP status %ld", call->operation, out->http.status);
             }
         }
-        etype = ddb_err_name(rc);
+        etype = ddb_error_name(rc);
     }
     if (err)
         err->retries = retries;
@@ -965,7 +965,7 @@ int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t l
     if (cancel) {
         long reg = ddb_cancel_on(cancel, areq_on_cancel, r);
         if (reg < 0) {
-            span_finish(c, r->span, &r->call, r->start_ns, ddb_err_name(DDB_ENOMEM), 0);
+            span_finish(c, r->span, &r->call, r->start_ns, ddb_error_name(DDB_ENOMEM), 0);
             areq_free(r);
             return ddb__fail(err, DDB_ENOMEM, "out of memory");
         }
@@ -975,7 +975,7 @@ int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t l
         if (r->cancel_reg > 0)
             ddb_cancel_off(cancel, r->cancel_reg);
         ddb__sched_cancel(c->sched, &r->stop);
-        span_finish(c, r->span, &r->call, r->start_ns, ddb_err_name(DDB_ENOMEM), 0);
+        span_finish(c, r->span, &r->call, r->start_ns, ddb_error_name(DDB_ENOMEM), 0);
         areq_free(r);
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }

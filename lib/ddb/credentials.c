@@ -110,7 +110,7 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
     p->clock = ddb_clock_ref(clock ? clock : ddb_clock_system());
     p->source = "";
     p->imds_disabled = opts->imds_disabled;
-    p->log = opts->log ? opts->log : ddb_log_stderr;
+    p->log = opts->log ? opts->log : ddb_log_to_stderr;
     p->log_arg = opts->log ? opts->log_arg : NULL;
     p->log_level = opts->log_level ? opts->log_level : DDB_LOG_INFO;
     bool oom = false;

@@ -42,13 +42,13 @@ static const code_info *find_code(int code)
     return NULL;
 }
 
-const char *ddb_strerror(int code)
+const char *ddb_error_string(int code)
 {
     const code_info *ci = find_code(code);
     return ci ? ci->text : "unknown error";
 }
 
-const char *ddb_err_name(int code)
+const char *ddb_error_name(int code)
 {
     const code_info *ci = find_code(code);
     return ci ? ci->name : "DDB_EUNKNOWN";
@@ -71,7 +71,7 @@ int ddb__fail(ddb_error *err, int code, const char *fmt, ...)
         vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
     } else {
-        snprintf(err->message, sizeof err->message, "%s", ddb_strerror(code));
+        snprintf(err->message, sizeof err->message, "%s", ddb_error_string(code));
     }
     return code;
 }

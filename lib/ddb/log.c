@@ -113,7 +113,7 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-void ddb_log_stderr(void *arg, int level, int event_id, const char *category,
+void ddb_log_to_stderr(void *arg, int level, int event_id, const char *category,
                     const char *message, const ddb_log_field *fields, size_t n)
 {
     ddb_log_format fmt = arg ? *(const ddb_log_format *)arg : DDB_LOG_LOGFMT;

@@ -257,7 +257,7 @@ static void result_reset(ddb_result *res)
     }
 }
 
-int ddb_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o, ddb_result *res,
+int ddb_table_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o, ddb_result *res,
                  ddb_error *err)
 {
     ddb__err_reset(err);
@@ -273,7 +273,7 @@ int ddb_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options *o, dd
     return run(t, "GetItem", &req, "Item", o ? o->cancel : NULL, res, err);
 }
 
-int ddb_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o, ddb_result *res,
+int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o, ddb_result *res,
                  ddb_error *err)
 {
     ddb__err_reset(err);
@@ -301,7 +301,7 @@ static int update_req(ddb_table *t, const ddb_item *key, const char *update,
     return rc;
 }
 
-int ddb_update_item(ddb_table *t, const ddb_item *key, const char *update,
+int ddb_table_update_item(ddb_table *t, const ddb_item *key, const char *update,
                     const ddb_write_options *o, ddb_result *res, ddb_error *err)
 {
     ddb__err_reset(err);
@@ -320,7 +320,7 @@ int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update
     return rc ? rc : start(t, "UpdateItem", &req, "Attributes", o ? o->cancel : NULL, fn, arg, err);
 }
 
-int ddb_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
+int ddb_table_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
                     ddb_result *res, ddb_error *err)
 {
     ddb__err_reset(err);

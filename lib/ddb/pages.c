@@ -26,7 +26,7 @@ void ddb_pages_free(ddb_pages *p)
     json_object_put(p->base);
     ddb_cancel_unref(p->cancel);
     ddb_item_free(p->next_start);
-    ddb_items_free(p->items, p->n_items);
+    ddb_item_array_free(p->items, p->n_items);
     ddb_item_free(p->last_key);
     free(p);
 }
@@ -113,13 +113,13 @@ static ddb_pages *pages_new(ddb_table *t, const ddb_query_options *o, bool query
     return p;
 }
 
-ddb_pages *ddb_query(ddb_table *t, const ddb_query_options *o, ddb_error *err)
+ddb_pages *ddb_table_query(ddb_table *t, const ddb_query_options *o, ddb_error *err)
 {
     ddb__err_reset(err);
     return pages_new(t, o, true, err);
 }
 
-ddb_pages *ddb_scan(ddb_table *t, const ddb_query_options *o, ddb_error *err)
+ddb_pages *ddb_table_scan(ddb_table *t, const ddb_query_options *o, ddb_error *err)
 {
     ddb__err_reset(err);
     return pages_new(t, o, false, err);
@@ -127,7 +127,7 @@ ddb_pages *ddb_scan(ddb_table *t, const ddb_query_options *o, ddb_error *err)
 
 static void page_clear(ddb_pages *p)
 {
-    ddb_items_free(p->items, p->n_items);
+    ddb_item_array_free(p->items, p->n_items);
     p->items = NULL;
     p->n_items = 0;
     p->scanned = 0;

@@ -14,7 +14,7 @@ uint64_t ddb_telemetry_set_parent(uint64_t span_id)
     return prev;
 }
 
-uint64_t ddb_telemetry_parent(void)
+uint64_t ddb_telemetry_get_parent(void)
 {
     return tl_parent_span;
 }

@@ -1,6 +1,6 @@
 /* tx.c: transactions. ddb_tx builds a TransactWriteItems request action by action,
  * hands out markers, and after a cancelled send tells each action's reason (and the
- * old item, with ALL_OLD) from CancellationReasons. ddb_tx_get is TransactGetItems. */
+ * old item, with ALL_OLD) from CancellationReasons. ddb_client_transact_get is TransactGetItems. */
 #include "client.h"
 
 #include <stdio.h>
@@ -319,14 +319,14 @@ const ddb_item *ddb_tx_item_for(const ddb_tx *tx, ddb_tx_marker marker)
     return tx->actions[marker.index].item;
 }
 
-int ddb_tx_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *keys, size_t n,
+int ddb_client_transact_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *keys, size_t n,
                ddb_item ***items, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
     if (items)
         *items = NULL;
     if (!c || !tables || !keys || !items || n == 0 || n > TX_MAX_ACTIONS)
-        return ddb__fail(err, DDB_EINVAL, "ddb_tx_get needs a client and 1 to 100 tables and keys");
+        return ddb__fail(err, DDB_EINVAL, "ddb_client_transact_get needs a client and 1 to 100 tables and keys");
     for (size_t i = 0; i < n; i++)
         if (!tables[i] || !keys[i])
             return ddb__fail(err, DDB_EINVAL, "table or key %zu of a transactional get is NULL", i);
@@ -382,7 +382,7 @@ int ddb_tx_get(ddb_client *c, ddb_table *const *tables, const ddb_item *const *k
         if (rc == 0)
             *items = out;
         else
-            ddb_items_free(out, n);
+            ddb_item_array_free(out, n);
     }
     json_object_put(resp);
 out:

@@ -12,18 +12,18 @@
 /* 2026-01-01T00:00:00Z: a fixed start, so tests that print times are repeatable. */
 #define FAKE_DEFAULT_START_MS 1767225600000LL
 
-struct ddb_fake {
+struct ddb_test_server {
     fakedb *server;
     ddb_clock *clock;
     int log_level;
 };
 
-ddb_fake *ddb_fake_start(const ddb_fake_options *o, ddb_error *err)
+ddb_test_server *ddb_test_server_start(const ddb_test_server_options *o, ddb_error *err)
 {
-    ddb_fake_options defaults = {0};
+    ddb_test_server_options defaults = {0};
     if (!o)
         o = &defaults;
-    ddb_fake *f = calloc(1, sizeof *f);
+    ddb_test_server *f = calloc(1, sizeof *f);
     if (!f) {
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
@@ -33,20 +33,20 @@ ddb_fake *ddb_fake_start(const ddb_fake_options *o, ddb_error *err)
     f->log_level = o->log_level ? o->log_level : DDB_LOG_WARN;
     fakedb_error ferr;
     /* The server's clock is fake too, at the same start, so that time to live follows
-     * the test; ddb_fake_advance moves both. */
+     * the test; ddb_test_server_advance moves both. */
     f->server = fakedb_start(&(fakedb_options){.fake_clock = !o->system_clock,
                                                .fake_clock_start_ms = start_ms},
                              &ferr);
     if (!f->clock || !f->server) {
         ddb__fail(err, f->server ? DDB_ENOMEM : DDB_EIO, "could not start the fake server: %s",
                   f->server ? "out of memory" : ferr.message);
-        ddb_fake_stop(f);
+        ddb_test_server_stop(f);
         return NULL;
     }
     return f;
 }
 
-void ddb_fake_stop(ddb_fake *f)
+void ddb_test_server_stop(ddb_test_server *f)
 {
     if (!f)
         return;
@@ -55,7 +55,7 @@ void ddb_fake_stop(ddb_fake *f)
     free(f);
 }
 
-int ddb_fake_create_table(ddb_fake *f, const char *name, const char *pk, const char *sk,
+int ddb_test_server_create_table(ddb_test_server *f, const char *name, const char *pk, const char *sk,
                           ddb_error *err)
 {
     if (!f || !name || !pk)
@@ -69,7 +69,7 @@ int ddb_fake_create_table(ddb_fake *f, const char *name, const char *pk, const c
     return 0;
 }
 
-ddb_client *ddb_fake_client_new(ddb_fake *f, const ddb_client_options *base, ddb_error *err)
+ddb_client *ddb_test_server_client_new(ddb_test_server *f, const ddb_client_options *base, ddb_error *err)
 {
     if (!f) {
         ddb__fail(err, DDB_EINVAL, "no fake given");
@@ -89,22 +89,22 @@ ddb_client *ddb_fake_client_new(ddb_fake *f, const ddb_client_options *base, ddb
     return ddb_client_new(&o, err);
 }
 
-ddb_clock *ddb_fake_clock(ddb_fake *f)
+ddb_clock *ddb_test_server_clock(ddb_test_server *f)
 {
     return f ? f->clock : NULL;
 }
 
-struct fakedb *ddb_fake_server(ddb_fake *f)
+struct fakedb *ddb_test_server_fakedb(ddb_test_server *f)
 {
     return f ? f->server : NULL;
 }
 
-const char *ddb_fake_endpoint(const ddb_fake *f)
+const char *ddb_test_server_endpoint(const ddb_test_server *f)
 {
     return f ? fakedb_endpoint(f->server) : NULL;
 }
 
-int ddb_fake_advance(ddb_fake *f, int64_t ms)
+int ddb_test_server_advance(ddb_test_server *f, int64_t ms)
 {
     if (!f || ms < 0)
         return DDB_EINVAL;

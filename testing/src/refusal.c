@@ -24,7 +24,7 @@ static void on_refusal(void *arg, const char *name)
     ddb_cancel_set(w->done);
 }
 
-ddb_refusal_watch *ddb_lock_wait_for_refusal(ddb_lock_table *locks, const char *name,
+ddb_refusal_watch *ddb_refusal_watch_new(ddb_lock_table *locks, const char *name,
                                              ddb_error *err)
 {
     if (!locks) {
@@ -53,7 +53,7 @@ ddb_refusal_watch *ddb_lock_wait_for_refusal(ddb_lock_table *locks, const char *
     return w;
 }
 
-int ddb_refusal_wait(ddb_refusal_watch *w, int64_t timeout_ms, ddb_cancel *cancel)
+int ddb_refusal_watch_wait(ddb_refusal_watch *w, int64_t timeout_ms, ddb_cancel *cancel)
 {
     if (!w)
         return DDB_EINVAL;
@@ -67,12 +67,12 @@ int ddb_refusal_wait(ddb_refusal_watch *w, int64_t timeout_ms, ddb_cancel *cance
         return DDB_ENOMEM;
     int rc = ddb_cancel_wait(either, timeout_ms);
     ddb_cancel_unref(either);
-    if (ddb_refusal_happened(w))
+    if (ddb_refusal_watch_happened(w))
         return 0;
     return rc == 0 ? DDB_ECANCELED : DDB_ETIMEDOUT;
 }
 
-bool ddb_refusal_happened(const ddb_refusal_watch *w)
+bool ddb_refusal_watch_happened(const ddb_refusal_watch *w)
 {
     return w && ddb_cancel_is_set(w->done);
 }

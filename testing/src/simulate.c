@@ -73,10 +73,10 @@ int ddb_lock_simulate_holder(ddb_lock_table *locks, const char *name, int64_t le
         return ddb__fail(err, rc, "could not build the simulated holder's write");
     }
     ddb_result res = {0};
-    rc = ddb_update_item(ddb_lock_table_table(locks), key, update,
+    rc = ddb_table_update_item(ddb_lock_table_table(locks), key, update,
                          &(ddb_write_options){.names = names, .values = values,
                                               .return_values = DDB_RETURN_ALL_NEW},
-                         &res, err);
+                         &res, NULL, err);
     if (rc == 0 && token) {
         if (!res.item || ddb_item_get_i64(res.item, DDB__LOCK_ATTR_FENCE, token) != 0)
             rc = ddb__fail(err, DDB_EPROTOCOL, "the simulated holder's write returned no fence");
@@ -110,10 +110,10 @@ int ddb_lock_simulate_release(ddb_lock_table *locks, const char *name, ddb_error
     if (!rc) {
         /* The only condition is that an item exists: releasing a lock that has no item
          * must not create one without a lock's attributes. */
-        rc = ddb_update_item(table, key, update,
+        rc = ddb_table_update_item(table, key, update,
                              &(ddb_write_options){.condition = "attribute_exists(#k)",
                                                   .names = names, .values = values},
-                             NULL, err);
+                             NULL, NULL, err);
         if (rc == DDB_ECONDITION) {
             ddb_error_clear(err);
             rc = 0;
@@ -133,7 +133,7 @@ int ddb_lock_simulate_delete(ddb_lock_table *locks, const char *name, ddb_error 
     ddb_item *key = ddb__lock_key(locks, name, err);
     if (!key)
         return err ? err->code : DDB_EINVAL;
-    int rc = ddb_delete_item(ddb_lock_table_table(locks), key, NULL, NULL, err);
+    int rc = ddb_table_delete_item(ddb_lock_table_table(locks), key, NULL, NULL, NULL, err);
     ddb_item_free(key);
     return rc;
 }
@@ -148,8 +148,8 @@ int ddb_lock_get_state(ddb_lock_table *locks, const char *name, ddb_lock_state *
     if (!key)
         return err ? err->code : DDB_EINVAL;
     ddb_result res = {0};
-    int rc = ddb_get_item(ddb_lock_table_table(locks), key,
-                          &(ddb_get_options){.consistent_read = true}, &res, err);
+    int rc = ddb_table_get_item(ddb_lock_table_table(locks), key,
+                          &(ddb_get_options){.consistent_read = true}, &res, NULL, err);
     ddb_item_free(key);
     if (rc != 0) {
         ddb_result_cleanup(&res);

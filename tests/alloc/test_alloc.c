@@ -28,14 +28,14 @@ static void fail_each(const char *name, scenario_fn fn)
         bool fired = shim_fired();
         shim_fail_nth(0);
         if (!fired) {
-            ck_assert_msg(rc == 0, "%s: with no failure: %s (%s)", name, ddb_err_name(rc), err.message);
+            ck_assert_msg(rc == 0, "%s: with no failure: %s (%s)", name, ddb_error_name(rc), err.message);
             break;
         }
         ck_assert_msg(rc == 0 || rc == DDB_ENOMEM, "%s: allocation %ld failed: %s (%s)", name, n,
-                      ddb_err_name(rc), err.message);
+                      ddb_error_name(rc), err.message);
         if (rc == DDB_ENOMEM)
             ck_assert_msg(err.code == DDB_ENOMEM, "%s: allocation %ld: err.code %s", name, n,
-                          ddb_err_name(err.code));
+                          ddb_error_name(err.code));
     }
     fprintf(stderr, "%s: %ld allocations, each failed once\n", name, n - 1);
 }
@@ -188,28 +188,28 @@ static int operations(long n, ddb_error *err)
     TRYC(ddb_item_set_s(item, "pk", pk));
     TRYC(ddb_item_set_s(item, "sk", "A"));
     TRYC(ddb_item_set_i64(item, "qty", 1));
-    TRY(ddb_put_item(table, item, NULL, NULL, err));
+    TRY(ddb_table_put_item(table, item, NULL, NULL, NULL, err));
     key = ddb_item_new();
     NEED(key, err);
     TRYC(ddb_item_set_s(key, "pk", pk));
     TRYC(ddb_item_set_s(key, "sk", "A"));
-    TRY(ddb_get_item(table, key, &(ddb_get_options){.consistent_read = true}, &res, err));
+    TRY(ddb_table_get_item(table, key, &(ddb_get_options){.consistent_read = true}, &res, NULL, err));
     ddb_result_cleanup(&res);
     vals = ddb_item_new();
     NEED(vals, err);
     TRYC(ddb_item_set_i64(vals, ":one", 1));
-    TRY(ddb_update_item(table, key, "ADD qty :one",
+    TRY(ddb_table_update_item(table, key, "ADD qty :one",
                         &(ddb_write_options){.values = vals,
                                              .return_values = DDB_RETURN_ALL_NEW},
-                        &res, err));
+                        &res, NULL, err));
     ddb_result_cleanup(&res);
-    pages = ddb_query(table,
+    pages = ddb_table_query(table,
                       &(ddb_query_options){.key_condition = "pk = :p",
-                                           .values = key ? NULL : NULL},
+                                           .values = key ? NULL : NULL}, NULL,
                       err);
     ddb_pages_free(pages);
     pages = NULL;
-    TRY(ddb_delete_item(table, key, NULL, NULL, err));
+    TRY(ddb_table_delete_item(table, key, NULL, NULL, NULL, err));
 out:
     ddb_result_cleanup(&res);
     ddb_pages_free(pages);
@@ -238,7 +238,7 @@ static int transaction(long n, ddb_error *err)
     NEED(item, err);
     TRYC(ddb_item_set_s(item, "pk", pk));
     TRYC(ddb_item_set_s(item, "sk", "A"));
-    TRYC(ddb_tx_put(tx, table, item, NULL, NULL));
+    TRYC(ddb_tx_put(tx, table, item, NULL, NULL, NULL));
     TRY(ddb_tx_send(tx, NULL, err));
 out:
     ddb_tx_free(tx);
@@ -262,14 +262,14 @@ static int locks(long n, ddb_error *err)
     snprintf(name, sizeof name, "lock-%ld", n);
     ddb_lock_table *l = ddb_lock_table_new(table, &(ddb_lock_table_options){.holder_label = "pod"}, err);
     NEED(l, err);
-    TRY(ddb_lock_try_acquire(l, name, 30000, NULL, &lease, err));
+    TRY(ddb_lock_try_acquire(l, name, 30000, &lease, NULL, err));
     if (lease) {
         bool held = false;
-        TRY(ddb_lease_renew(lease, NULL, &held, err));
+        TRY(ddb_lease_renew(lease, &held, NULL, err));
         ddb_tx *tx = ddb_tx_new(client);
         NEED(tx, err);
         ddb_tx_marker m;
-        rc = ddb_tx_is_held(tx, lease, &m);
+        rc = ddb_tx_check_lease(tx, lease, &m, NULL);
         ddb_tx_free(tx);
         if (rc != 0) {
             err->code = rc;

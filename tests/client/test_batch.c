@@ -47,7 +47,7 @@ START_TEST(write_then_get_in_chunks)
     for (int i = 0; i < N; i++)
         puts[i] = numbered(i);
     ddb_error err;
-    ck_assert_int_eq(ddb_batch_write(tab, (const ddb_item *const *)puts, N, NULL, 0, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_write(tab, (const ddb_item *const *)puts, N, NULL, 0, NULL, &err), 0);
     /* 130 writes take 6 requests of at most 25. */
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "BatchWriteItem").requests, 6);
 
@@ -60,7 +60,7 @@ START_TEST(write_then_get_in_chunks)
     keys[N] = key2("absent", "s");
     ddb_item **got = NULL;
     size_t n_got = 0;
-    ck_assert_int_eq(ddb_batch_get(tab, (const ddb_item *const *)keys, N + 1, true, &got, &n_got, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_get(tab, (const ddb_item *const *)keys, N + 1, true, &got, &n_got, NULL, &err), 0);
     ck_assert_uint_eq(n_got, N);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "BatchGetItem").requests, 2);
     bool seen[N] = { false };
@@ -71,15 +71,15 @@ START_TEST(write_then_get_in_chunks)
         seen[v] = true;
         ck_assert(ddb_item_equal(got[i], puts[v]));
     }
-    ddb_items_free(got, n_got);
+    ddb_item_array_free(got, n_got);
 
     /* Deletes by key, mixed with puts. */
     ddb_item *extra = numbered(500);
-    ck_assert_int_eq(ddb_batch_write(tab, (const ddb_item *const *)&extra, 1,
+    ck_assert_int_eq(ddb_table_batch_write(tab, (const ddb_item *const *)&extra, 1,
                                      (const ddb_item *const *)keys, 100, NULL, &err), 0);
-    ck_assert_int_eq(ddb_batch_get(tab, (const ddb_item *const *)keys, N, false, &got, &n_got, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_get(tab, (const ddb_item *const *)keys, N, false, &got, &n_got, NULL, &err), 0);
     ck_assert_uint_eq(n_got, N - 100);
-    ddb_items_free(got, n_got);
+    ddb_item_array_free(got, n_got);
 
     ddb_item_free(extra);
     for (int i = 0; i <= N; i++) {
@@ -96,7 +96,7 @@ START_TEST(throttled_batch_is_retried)
         .operation = "BatchWriteItem", .count = 2 }), 0);
     ddb_item *it = numbered(1);
     ddb_error err;
-    ck_assert_int_eq(ddb_batch_write(tab, (const ddb_item *const *)&it, 1, NULL, 0, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_write(tab, (const ddb_item *const *)&it, 1, NULL, 0, NULL, &err), 0);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "BatchWriteItem").requests, 3);
     ddb_item_free(it);
 }
@@ -107,16 +107,16 @@ START_TEST(batch_errors)
     ddb_error err;
     ddb_item **got = NULL;
     size_t n = 7;
-    ck_assert_int_eq(ddb_batch_get(tab, NULL, 0, false, &got, &n, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_get(tab, NULL, 0, false, &got, &n, NULL, &err), 0);
     ck_assert_uint_eq(n, 0);
-    ck_assert_int_eq(ddb_batch_get(NULL, NULL, 0, false, &got, &n, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_table_batch_get(NULL, NULL, 0, false, &got, &n, NULL, &err), DDB_EINVAL);
     const ddb_item *nul = NULL;
-    ck_assert_int_eq(ddb_batch_write(tab, &nul, 1, NULL, 0, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_table_batch_write(tab, &nul, 1, NULL, 0, NULL, &err), DDB_EINVAL);
     ddb_table *missing = ddb_table_open(client, "Missing", "pk", "sk", &err);
     ddb_item *it = numbered(2);
-    ck_assert_int_eq(ddb_batch_write(missing, (const ddb_item *const *)&it, 1, NULL, 0, NULL, &err),
+    ck_assert_int_eq(ddb_table_batch_write(missing, (const ddb_item *const *)&it, 1, NULL, 0, NULL, &err),
                      DDB_ENOTFOUND);
-    ck_assert_int_eq(ddb_batch_get(missing, (const ddb_item *const *)&it, 1, false, &got, &n, NULL, &err),
+    ck_assert_int_eq(ddb_table_batch_get(missing, (const ddb_item *const *)&it, 1, false, &got, &n, NULL, &err),
                      DDB_ENOTFOUND);
     ck_assert_ptr_null(got);
     ddb_item_free(it);
@@ -246,7 +246,7 @@ START_TEST(unprocessed_writes_are_sent_again)
     ddb_item_set_s(a, "pk", "done");
     ddb_item_set_s(b, "pk", "left");
     const ddb_item *puts[] = { a, b };
-    int rc = ddb_batch_write(t, puts, 2, NULL, 0, NULL, &err);
+    int rc = ddb_table_batch_write(t, puts, 2, NULL, 0, NULL, &err);
     script_finish(&s);
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(s.n_received, 2);
@@ -278,7 +278,7 @@ START_TEST(unprocessed_keys_are_fetched_again)
     const ddb_item *keys[] = { k1, k2 };
     ddb_item **got = NULL;
     size_t n = 0;
-    int rc = ddb_batch_get(t, keys, 2, false, &got, &n, NULL, &err);
+    int rc = ddb_table_batch_get(t, keys, 2, false, &got, &n, NULL, &err);
     script_finish(&s);
     ck_assert_int_eq(rc, 0);
     ck_assert_uint_eq(n, 2);
@@ -292,7 +292,7 @@ START_TEST(unprocessed_keys_are_fetched_again)
         sum += v;
     }
     ck_assert_int_eq(sum, 3);
-    ddb_items_free(got, n);
+    ddb_item_array_free(got, n);
     script_free(&s);
     ddb_item_free(k1);
     ddb_item_free(k2);

@@ -59,18 +59,18 @@ START_TEST(put_then_get_every_type)
     ddb_item *it = full_item("p1", "s1");
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_put_item(items, it, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(items, it, NULL, &res, NULL, &err), 0);
     ck_assert_ptr_null(res.item);
     ck_assert_int_eq(res.retries, 0);
 
     ddb_item *k = key2("p1", "s1");
-    ck_assert_int_eq(ddb_get_item(items, k, &(ddb_get_options){ .consistent_read = true }, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(items, k, &(ddb_get_options){ .consistent_read = true }, &res, NULL, &err), 0);
     ck_assert_ptr_nonnull(res.item);
     ck_assert(ddb_item_equal(res.item, it));
 
     /* A projection with a name placeholder returns only what was asked for. */
-    ck_assert_int_eq(ddb_get_item(items, k, &(ddb_get_options){
-        .projection = "#n, ok", .names = (const char *[]){ "#n", "n", NULL } }, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(items, k, &(ddb_get_options){
+        .projection = "#n, ok", .names = (const char *[]){ "#n", "n", NULL } }, &res, NULL, &err), 0);
     ck_assert_uint_eq(ddb_item_count(res.item), 2);
     ck_assert_str_eq(ddb_item_get_n(res.item, "n"), "12.5");
     ddb_result_cleanup(&res);
@@ -84,9 +84,9 @@ START_TEST(get_missing_item)
     ddb_item *k = key2("none", "none");
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_get_item(items, k, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(items, k, NULL, &res, NULL, &err), 0);
     ck_assert_ptr_null(res.item);
-    ck_assert_int_eq(ddb_get_item(items, k, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(items, k, NULL, NULL, NULL, &err), 0);
     ddb_item_free(k);
 }
 END_TEST
@@ -96,13 +96,13 @@ START_TEST(failed_condition_returns_old_item)
     ddb_item *it = key2("p2", "s");
     ddb_item_set_i64(it, "v", 1);
     ddb_error err;
-    ck_assert_int_eq(ddb_put_item(items, it, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(items, it, NULL, NULL, NULL, &err), 0);
 
     ddb_item *again = key2("p2", "s");
     ddb_item_set_i64(again, "v", 2);
     ddb_result res = { 0 };
     ddb_write_options wo = { .condition = "attribute_not_exists(pk)", .return_old_on_condition_fail = true };
-    int rc = ddb_put_item(items, again, &wo, &res, &err);
+    int rc = ddb_table_put_item(items, again, &wo, &res, NULL, &err);
     ck_assert_int_eq(rc, DDB_ECONDITION);
     ck_assert_int_eq(err.code, DDB_ECONDITION);
     ck_assert_str_eq(err.aws_type, "ConditionalCheckFailedException");
@@ -113,7 +113,7 @@ START_TEST(failed_condition_returns_old_item)
 
     /* Without the flag, no item comes back. */
     wo.return_old_on_condition_fail = false;
-    ck_assert_int_eq(ddb_put_item(items, again, &wo, &res, &err), DDB_ECONDITION);
+    ck_assert_int_eq(ddb_table_put_item(items, again, &wo, &res, NULL, &err), DDB_ECONDITION);
     ck_assert_ptr_null(res.item);
 
     /* Update and delete deliver it too. */
@@ -123,9 +123,9 @@ START_TEST(failed_condition_returns_old_item)
     ddb_item *vals = ddb_item_new();
     ddb_item_set_i64(vals, ":two", 2);
     wo.values = vals;
-    ck_assert_int_eq(ddb_update_item(items, k, "SET v = :two", &wo, &res, &err), DDB_ECONDITION);
+    ck_assert_int_eq(ddb_table_update_item(items, k, "SET v = :two", &wo, &res, NULL, &err), DDB_ECONDITION);
     ck_assert(ddb_item_equal(res.item, it));
-    ck_assert_int_eq(ddb_delete_item(items, k, &wo, &res, &err), DDB_ECONDITION);
+    ck_assert_int_eq(ddb_table_delete_item(items, k, &wo, &res, NULL, &err), DDB_ECONDITION);
     ck_assert(ddb_item_equal(res.item, it));
 
     ddb_result_cleanup(&res);
@@ -145,9 +145,9 @@ START_TEST(update_return_values)
     ddb_names names = (const char *[]){ "#c", "count", "#o", "owner", NULL };
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_update_item(items, k, "ADD #c :inc SET #o = :o",
+    ck_assert_int_eq(ddb_table_update_item(items, k, "ADD #c :inc SET #o = :o",
         &(ddb_write_options){ .names = names, .values = vals, .return_values = DDB_RETURN_ALL_NEW },
-        &res, &err), 0);
+        &res, NULL, &err), 0);
     int64_t c;
     ck_assert_int_eq(ddb_item_get_i64(res.item, "count", &c), 0);
     ck_assert_int_eq(c, 5);
@@ -157,27 +157,27 @@ START_TEST(update_return_values)
     /* DynamoDB refuses names and values an expression does not use. */
     ddb_names cnames = (const char *[]){ "#c", "count", NULL };
     ddb_item_remove(vals, ":o");
-    ck_assert_int_eq(ddb_update_item(items, k, "ADD #c :inc",
+    ck_assert_int_eq(ddb_table_update_item(items, k, "ADD #c :inc",
         &(ddb_write_options){ .names = names, .values = vals, .return_values = DDB_RETURN_UPDATED_OLD },
-        &res, &err), DDB_EVALIDATION);
-    ck_assert_int_eq(ddb_update_item(items, k, "ADD #c :inc",
+        &res, NULL, &err), DDB_EVALIDATION);
+    ck_assert_int_eq(ddb_table_update_item(items, k, "ADD #c :inc",
         &(ddb_write_options){ .names = cnames, .values = vals, .return_values = DDB_RETURN_UPDATED_OLD },
-        &res, &err), 0);
+        &res, NULL, &err), 0);
     ck_assert_uint_eq(ddb_item_count(res.item), 1);
     ck_assert_int_eq(ddb_item_get_i64(res.item, "count", &c), 0);
     ck_assert_int_eq(c, 5);
 
-    ck_assert_int_eq(ddb_update_item(items, k, "ADD #c :inc",
+    ck_assert_int_eq(ddb_table_update_item(items, k, "ADD #c :inc",
         &(ddb_write_options){ .names = cnames, .values = vals, .return_values = DDB_RETURN_UPDATED_NEW },
-        &res, &err), 0);
+        &res, NULL, &err), 0);
     ck_assert_int_eq(ddb_item_get_i64(res.item, "count", &c), 0);
     ck_assert_int_eq(c, 15);
 
     /* A condition that holds lets the update through. */
     ddb_item_set_i64(vals, ":fifteen", 15);
-    ck_assert_int_eq(ddb_update_item(items, k, "ADD #c :inc",
+    ck_assert_int_eq(ddb_table_update_item(items, k, "ADD #c :inc",
         &(ddb_write_options){ .condition = "#c = :fifteen", .names = cnames, .values = vals,
-                              .return_values = DDB_RETURN_ALL_OLD }, &res, &err), 0);
+                              .return_values = DDB_RETURN_ALL_OLD }, &res, NULL, &err), 0);
     ck_assert_int_eq(ddb_item_get_i64(res.item, "count", &c), 0);
     ck_assert_int_eq(c, 15);
     ddb_result_cleanup(&res);
@@ -193,23 +193,23 @@ START_TEST(put_and_delete_return_all_old)
     ddb_result res = { 0 };
     ddb_error err;
     ddb_write_options old = { .return_values = DDB_RETURN_ALL_OLD };
-    ck_assert_int_eq(ddb_put_item(items, it, &old, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(items, it, &old, &res, NULL, &err), 0);
     ck_assert_ptr_null(res.item);
     ddb_item_set_s(it, "gen", "2");
-    ck_assert_int_eq(ddb_put_item(items, it, &old, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(items, it, &old, &res, NULL, &err), 0);
     ck_assert_str_eq(ddb_item_get_s(res.item, "gen"), "1");
 
     ddb_item *k = key2("p4", "s");
-    ck_assert_int_eq(ddb_delete_item(items, k, &old, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_delete_item(items, k, &old, &res, NULL, &err), 0);
     ck_assert_str_eq(ddb_item_get_s(res.item, "gen"), "2");
-    ck_assert_int_eq(ddb_get_item(items, k, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(items, k, NULL, &res, NULL, &err), 0);
     ck_assert_ptr_null(res.item);
     /* Deleting what is not there succeeds and returns nothing. */
-    ck_assert_int_eq(ddb_delete_item(items, k, &old, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_delete_item(items, k, &old, &res, NULL, &err), 0);
     ck_assert_ptr_null(res.item);
 
-    ck_assert_int_eq(ddb_put_item(items, it, &(ddb_write_options){ .return_values = DDB_RETURN_ALL_NEW },
-                                  &res, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_table_put_item(items, it, &(ddb_write_options){ .return_values = DDB_RETURN_ALL_NEW },
+                                  &res, NULL, &err), DDB_EINVAL);
     ddb_result_cleanup(&res);
     ddb_item_free(k);
     ddb_item_free(it);
@@ -221,7 +221,7 @@ START_TEST(service_errors)
     ddb_error err;
     ddb_table *missing = ddb_table_open(client, "NoSuchTable", "pk", "sk", &err);
     ddb_item *k = key2("a", "b");
-    ck_assert_int_eq(ddb_get_item(missing, k, NULL, NULL, &err), DDB_ENOTFOUND);
+    ck_assert_int_eq(ddb_table_get_item(missing, k, NULL, NULL, NULL, &err), DDB_ENOTFOUND);
     ck_assert_str_eq(err.aws_type, "ResourceNotFoundException");
     ck_assert_int_eq(err.http_status, 400);
     ck_assert_int_eq(err.retries, 0);
@@ -229,13 +229,13 @@ START_TEST(service_errors)
 
     /* A key without its sort key, and a broken expression, are ValidationExceptions. */
     ddb_item *partial = key2("a", NULL);
-    ck_assert_int_eq(ddb_get_item(items, partial, NULL, NULL, &err), DDB_EVALIDATION);
+    ck_assert_int_eq(ddb_table_get_item(items, partial, NULL, NULL, NULL, &err), DDB_EVALIDATION);
     ck_assert_str_eq(err.aws_type, "ValidationException");
-    ck_assert_int_eq(ddb_update_item(items, k, "SET = oops", NULL, NULL, &err), DDB_EVALIDATION);
+    ck_assert_int_eq(ddb_table_update_item(items, k, "SET = oops", NULL, NULL, NULL, &err), DDB_EVALIDATION);
     ck_assert(strlen(err.message) > 0);
 
-    ck_assert_int_eq(ddb_get_item(NULL, k, NULL, NULL, &err), DDB_EINVAL);
-    ck_assert_int_eq(ddb_put_item(items, NULL, NULL, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_table_get_item(NULL, k, NULL, NULL, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_table_put_item(items, NULL, NULL, NULL, NULL, &err), DDB_EINVAL);
     ck_assert_str_eq(err.aws_type, "");
     ddb_item_free(partial);
     ddb_item_free(k);

@@ -17,8 +17,8 @@ static void setup(void)
     ck_assert_ptr_nonnull(client);
     ddb_error err;
     ddb_index_def gsi = { .name = "byStatus", .key = { .pk = "status", .sk = "sk" } };
-    ck_assert_int_eq(ddb_create_table(client, "Orders", &(ddb_key_schema){ .pk = "pk", .sk = "sk" },
-        &(ddb_create_table_options){ .gsi = &gsi, .n_gsi = 1, .wait_active = true }, &err), 0);
+    ck_assert_int_eq(ddb_client_create_table(client, "Orders", &(ddb_key_schema){ .pk = "pk", .sk = "sk" },
+        &(ddb_create_table_options){ .gsi = &gsi, .n_gsi = 1, .wait_active = true }, NULL, &err), 0);
     orders = ddb_table_open(client, "Orders", "pk", "sk", &err);
     ck_assert_ptr_nonnull(orders);
     for (int i = 0; i < N_ITEMS; i++) {
@@ -28,7 +28,7 @@ static void setup(void)
         ddb_item_set_i64(it, "i", i);
         if (i % 2 == 0)
             ddb_item_set_s(it, "status", "open"); /* sparse index: odd ones are absent */
-        ck_assert_int_eq(ddb_put_item(orders, it, NULL, NULL, &err), 0);
+        ck_assert_int_eq(ddb_table_put_item(orders, it, NULL, NULL, NULL, &err), 0);
         ddb_item_free(it);
     }
 }
@@ -76,8 +76,8 @@ START_TEST(query_pages_with_limit)
     ddb_item *vals = ddb_item_new();
     ddb_item_set_s(vals, ":p", "c1");
     ddb_error err;
-    ddb_pages *p = ddb_query(orders, &(ddb_query_options){ .key_condition = "pk = :p", .values = vals,
-                                                          .limit = 7 }, &err);
+    ddb_pages *p = ddb_table_query(orders, &(ddb_query_options){ .key_condition = "pk = :p", .values = vals,
+                                                          .limit = 7 }, NULL, &err);
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(ddb_pages_next(p, &err), 1);
     ck_assert_uint_eq(ddb_pages_count(p), 7);
@@ -86,7 +86,7 @@ START_TEST(query_pages_with_limit)
     ck_assert_str_eq(ddb_item_get_s(lk, "sk"), "o06");
     ddb_pages_free(p);
 
-    p = ddb_query(orders, &(ddb_query_options){ .key_condition = "pk = :p", .values = vals, .limit = 7 }, &err);
+    p = ddb_table_query(orders, &(ddb_query_options){ .key_condition = "pk = :p", .values = vals, .limit = 7 }, NULL, &err);
     int pages;
     ck_assert_int_eq(drain(p, &pages, true, NULL), 20);
     ck_assert_int_ge(pages, 3);
@@ -102,17 +102,17 @@ START_TEST(query_descending_and_start_key)
     ddb_item_set_s(vals, ":lo", "o10");
     ddb_error err;
     int pages;
-    ddb_pages *p = ddb_query(orders, &(ddb_query_options){ .key_condition = "pk = :p AND sk >= :lo",
-        .values = vals, .descending = true, .limit = 4 }, &err);
+    ddb_pages *p = ddb_table_query(orders, &(ddb_query_options){ .key_condition = "pk = :p AND sk >= :lo",
+        .values = vals, .descending = true, .limit = 4 }, NULL, &err);
     ck_assert_int_eq(drain(p, &pages, false, NULL), 10);
     ddb_pages_free(p);
 
     ddb_item_remove(vals, ":lo");
     ddb_item *start = key2("c1", "o14");
     int sum;
-    p = ddb_query(orders, &(ddb_query_options){ .key_condition = "pk = :p", .values = vals,
-        .start_key = start }, &err);
-    ddb_item_free(start); /* copied by ddb_query */
+    p = ddb_table_query(orders, &(ddb_query_options){ .key_condition = "pk = :p", .values = vals,
+        .start_key = start }, NULL, &err);
+    ddb_item_free(start); /* copied by ddb_table_query */
     ck_assert_int_eq(drain(p, &pages, true, &sum), 5);
     ck_assert_int_eq(sum, 15 + 16 + 17 + 18 + 19);
     ddb_pages_free(p);
@@ -126,9 +126,9 @@ START_TEST(query_filter_and_projection)
     ddb_item_set_s(vals, ":p", "c1");
     ddb_item_set_i64(vals, ":min", 15);
     ddb_error err;
-    ddb_pages *p = ddb_query(orders, &(ddb_query_options){ .key_condition = "pk = :p",
+    ddb_pages *p = ddb_table_query(orders, &(ddb_query_options){ .key_condition = "pk = :p",
         .filter = "#i >= :min", .names = (const char *[]){ "#i", "i", NULL }, .values = vals,
-        .projection = "sk, #i" }, &err);
+        .projection = "sk, #i" }, NULL, &err);
     ck_assert_int_eq(ddb_pages_next(p, &err), 1);
     ck_assert_uint_eq(ddb_pages_count(p), 5);
     ck_assert_uint_eq(ddb_pages_scanned(p), 20);
@@ -144,14 +144,14 @@ START_TEST(query_index)
     ddb_item_set_s(vals, ":s", "open");
     ddb_error err;
     int pages;
-    ddb_pages *p = ddb_query(orders, &(ddb_query_options){ .index = "byStatus",
+    ddb_pages *p = ddb_table_query(orders, &(ddb_query_options){ .index = "byStatus",
         .key_condition = "#s = :s", .names = (const char *[]){ "#s", "status", NULL }, .values = vals,
-        .limit = 5 }, &err);
+        .limit = 5 }, NULL, &err);
     ck_assert_int_eq(drain(p, &pages, true, NULL), 13); /* even i of 0..24 */
     ddb_pages_free(p);
 
-    p = ddb_query(orders, &(ddb_query_options){ .index = "noSuchIndex", .key_condition = "#s = :s",
-        .names = (const char *[]){ "#s", "status", NULL }, .values = vals }, &err);
+    p = ddb_table_query(orders, &(ddb_query_options){ .index = "noSuchIndex", .key_condition = "#s = :s",
+        .names = (const char *[]){ "#s", "status", NULL }, .values = vals }, NULL, &err);
     ck_assert_int_eq(ddb_pages_next(p, &err), DDB_EVALIDATION);
     ddb_pages_free(p);
     ddb_item_free(vals);
@@ -162,7 +162,7 @@ START_TEST(scan_all_and_parallel)
 {
     ddb_error err;
     int pages, sum;
-    ddb_pages *p = ddb_scan(orders, &(ddb_query_options){ .limit = 6 }, &err);
+    ddb_pages *p = ddb_table_scan(orders, &(ddb_query_options){ .limit = 6 }, NULL, &err);
     int n = 0;
     int rc;
     sum = 0;
@@ -182,7 +182,7 @@ START_TEST(scan_all_and_parallel)
     /* Three segments together cover every item exactly once. */
     int total = 0, total_sum = 0;
     for (int seg = 0; seg < 3; seg++) {
-        p = ddb_scan(orders, &(ddb_query_options){ .segment = seg, .total_segments = 3 }, &err);
+        p = ddb_table_scan(orders, &(ddb_query_options){ .segment = seg, .total_segments = 3 }, NULL, &err);
         ck_assert_ptr_nonnull(p);
         n = 0;
         sum = 0;
@@ -208,16 +208,16 @@ END_TEST
 START_TEST(bad_iterator_options)
 {
     ddb_error err;
-    ck_assert_ptr_null(ddb_query(orders, NULL, &err));
+    ck_assert_ptr_null(ddb_table_query(orders, NULL, NULL, &err));
     ck_assert_int_eq(err.code, DDB_EINVAL);
-    ck_assert_ptr_null(ddb_scan(orders, &(ddb_query_options){ .segment = 3, .total_segments = 2 }, &err));
-    ck_assert_ptr_null(ddb_scan(orders, &(ddb_query_options){ .limit = -1 }, &err));
-    ck_assert_ptr_null(ddb_scan(NULL, NULL, &err));
+    ck_assert_ptr_null(ddb_table_scan(orders, &(ddb_query_options){ .segment = 3, .total_segments = 2 }, NULL, &err));
+    ck_assert_ptr_null(ddb_table_scan(orders, &(ddb_query_options){ .limit = -1 }, NULL, &err));
+    ck_assert_ptr_null(ddb_table_scan(NULL, NULL, NULL, &err));
     ck_assert_int_eq(ddb_pages_next(NULL, &err), DDB_EINVAL);
     ddb_pages_free(NULL);
 
     ddb_table *missing = ddb_table_open(client, "Missing", "pk", NULL, &err);
-    ddb_pages *p = ddb_scan(missing, NULL, &err);
+    ddb_pages *p = ddb_table_scan(missing, NULL, NULL, &err);
     ck_assert_int_eq(ddb_pages_next(p, &err), DDB_ENOTFOUND);
     ck_assert_uint_eq(ddb_pages_count(p), 0);
     ddb_pages_free(p);

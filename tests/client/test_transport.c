@@ -56,7 +56,7 @@ static void teardown(void)
 static int put_simple(ddb_table *t, const char *pk, ddb_result *res, ddb_cancel *cancel, ddb_error *err)
 {
     ddb_item *it = key2(pk, "s");
-    int rc = ddb_put_item(t, it, &(ddb_write_options){ .cancel = cancel }, res, err);
+    int rc = ddb_table_put_item(t, it, &(ddb_write_options){ .cancel = cancel }, res, NULL, err);
     ddb_item_free(it);
     return rc;
 }
@@ -136,10 +136,10 @@ START_TEST(server_error_is_retried)
     ddb_item *k = key2("a", "s");
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_get_item(tab, k, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(tab, k, NULL, &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 1);
     /* A validation error is not retried. */
-    ck_assert_int_eq(ddb_update_item(tab, k, "SET", NULL, &res, &err), DDB_EVALIDATION);
+    ck_assert_int_eq(ddb_table_update_item(tab, k, "SET", NULL, &res, NULL, &err), DDB_EVALIDATION);
     ck_assert_int_eq(err.retries, 0);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "UpdateItem").requests, 1);
     ddb_item_free(k);
@@ -155,8 +155,8 @@ START_TEST(lost_response_then_retry)
     ddb_item_set_i64(vals, ":one", 1);
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_update_item(tab, k, "ADD n :one", &(ddb_write_options){ .values = vals,
-        .return_values = DDB_RETURN_ALL_NEW }, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_update_item(tab, k, "ADD n :one", &(ddb_write_options){ .values = vals,
+        .return_values = DDB_RETURN_ALL_NEW }, &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 1);
     /* The lost attempt was applied too: the counter went up twice. */
     int64_t n;
@@ -179,8 +179,8 @@ START_TEST(lost_request_then_retry)
     ddb_item_set_i64(vals, ":one", 1);
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_update_item(tab, k, "ADD n :one", &(ddb_write_options){ .values = vals,
-        .return_values = DDB_RETURN_ALL_NEW }, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_update_item(tab, k, "ADD n :one", &(ddb_write_options){ .values = vals,
+        .return_values = DDB_RETURN_ALL_NEW }, &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 1);
     int64_t n;
     ck_assert_int_eq(ddb_item_get_i64(res.item, "n", &n), 0);
@@ -219,7 +219,7 @@ START_TEST(request_timeout)
     ddb_table *t = ddb_table_open(c, "Tab", "pk", "sk", &err);
     ddb_item *k = key2("a", "s");
     int64_t t0 = real_ms();
-    ck_assert_int_eq(ddb_get_item(t, k, NULL, NULL, &err), DDB_ETIMEDOUT);
+    ck_assert_int_eq(ddb_table_get_item(t, k, NULL, NULL, NULL, &err), DDB_ETIMEDOUT);
     ck_assert_int_lt(real_ms() - t0, 1200);
     ddb_item_free(k);
     ddb_table_close(t);
@@ -243,7 +243,7 @@ static void *call_thread(void *p)
     call_arg *a = p;
     if (a->get) {
         ddb_item *k = key2("slow", "s");
-        a->rc = ddb_get_item(a->t, k, &(ddb_get_options){ .cancel = a->cancel }, NULL, &a->err);
+        a->rc = ddb_table_get_item(a->t, k, &(ddb_get_options){ .cancel = a->cancel }, NULL, NULL, &a->err);
         ddb_item_free(k);
     } else {
         a->rc = put_simple(a->t, "a", NULL, a->cancel, &a->err);
@@ -330,7 +330,7 @@ START_TEST(cancel_during_request)
     /* The client still works afterwards, on a fresh connection. */
     ddb_error err;
     ddb_item *k = key2("after", "s");
-    ck_assert_int_eq(ddb_get_item(tab, k, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(tab, k, NULL, NULL, NULL, &err), 0);
     ddb_item_free(k);
 }
 END_TEST
@@ -353,7 +353,7 @@ START_TEST(keep_alive_reuse)
     ddb_item *k = key2("k", "s");
     ddb_error err;
     for (int i = 0; i < 100; i++)
-        ck_assert_int_eq(ddb_get_item(tab, k, NULL, NULL, &err), 0);
+        ck_assert_int_eq(ddb_table_get_item(tab, k, NULL, NULL, NULL, &err), 0);
     ck_assert_int_eq(ddb_client_connections_opened(client), 1);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "GetItem").requests, 100);
     ddb_item_free(k);
@@ -377,13 +377,13 @@ static void *worker(void *p)
         ddb_item_set_i64(it, "i", i);
         ddb_error err;
         ddb_result res = { 0 };
-        if (ddb_put_item(tab, it, NULL, NULL, &err) != 0)
+        if (ddb_table_put_item(tab, it, NULL, NULL, NULL, &err) != 0)
             failures++;
         ddb_item *k = key2(pk, "s");
-        if (ddb_get_item(tab, k, NULL, &res, &err) != 0 || !ddb_item_equal(res.item, it))
+        if (ddb_table_get_item(tab, k, NULL, &res, NULL, &err) != 0 || !ddb_item_equal(res.item, it))
             failures++;
-        if (ddb_update_item(tab, shared, "ADD n :one", &(ddb_write_options){ .values = vals },
-                            NULL, &err) != 0)
+        if (ddb_table_update_item(tab, shared, "ADD n :one", &(ddb_write_options){ .values = vals },
+                            NULL, NULL, &err) != 0)
             failures++;
         ddb_result_cleanup(&res);
         ddb_item_free(k);
@@ -409,7 +409,7 @@ START_TEST(eight_threads_one_client)
     ddb_item *shared = key2("shared", "s");
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_get_item(tab, shared, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(tab, shared, NULL, &res, NULL, &err), 0);
     int64_t n;
     ck_assert_int_eq(ddb_item_get_i64(res.item, "n", &n), 0);
     ck_assert_int_eq(n, THREADS * PER_THREAD);
@@ -440,7 +440,7 @@ START_TEST(verifying_server_accepts_signed_requests)
             ddb_table *t = ddb_table_open(c, "Signed", "pk", NULL, &err);
             ddb_item *it = ddb_item_new();
             ddb_item_set_s(it, "pk", "signed ✓ \"quoted\"");
-            int rc = ddb_put_item(t, it, NULL, NULL, &err);
+            int rc = ddb_table_put_item(t, it, NULL, NULL, NULL, &err);
             if (i == 0) {
                 ck_assert_msg(rc == 0, "signed request refused: %s", err.message);
             } else {
@@ -480,10 +480,10 @@ START_TEST(clock_skew_is_corrected_from_the_servers_date)
     ddb_item *it = ddb_item_new();
     ddb_item_set_s(it, "pk", "a");
     ddb_result res = { 0 };
-    ck_assert_msg(ddb_put_item(t, it, NULL, &res, &err) == 0, "%s", err.message);
+    ck_assert_msg(ddb_table_put_item(t, it, NULL, &res, NULL, &err) == 0, "%s", err.message);
     ck_assert_int_eq(res.retries, 1); /* refused once as expired, then signed anew */
     ddb_result_cleanup(&res);
-    ck_assert_int_eq(ddb_put_item(t, it, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(t, it, NULL, &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 0);
     ddb_result_cleanup(&res);
     ddb_item_free(it);
@@ -514,7 +514,7 @@ START_TEST(verifying_server_refuses_an_expired_signature)
     ddb_table *t = ddb_table_open(c, "Skew", "pk", NULL, &err);
     ddb_item *it = ddb_item_new();
     ddb_item_set_s(it, "pk", "a");
-    ck_assert_int_eq(ddb_put_item(t, it, NULL, NULL, &err), DDB_EACCESS);
+    ck_assert_int_eq(ddb_table_put_item(t, it, NULL, NULL, NULL, &err), DDB_EACCESS);
     ck_assert_str_eq(err.aws_type, "InvalidSignatureException");
     ck_assert_msg(strstr(err.message, "Signature expired: 20251231T235400Z is now earlier than "
                                       "20251231T235500Z (20260101T000000Z - 5 min.)") != NULL,
@@ -602,7 +602,7 @@ START_TEST(request_spans_and_metrics)
     ddb_table *t = ddb_table_open(c, "Tab", "pk", "sk", &err);
     ddb_item *k = key2("x", "s");
     uint64_t prev = ddb_telemetry_set_parent(4242);
-    ck_assert_int_eq(ddb_get_item(t, k, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(t, k, NULL, NULL, NULL, &err), 0);
     ck_assert_int_eq(tl.starts, 1);
     ck_assert_int_eq(tl.ends, 1);
     ck_assert_str_eq(tl.name, "GetItem");
@@ -622,7 +622,7 @@ START_TEST(request_spans_and_metrics)
 
     ddb_table *missing = ddb_table_open(c, "Missing", "pk", "sk", &err);
     ddb_telemetry_set_parent(0);
-    ck_assert_int_eq(ddb_put_item(missing, k, NULL, NULL, &err), DDB_ENOTFOUND);
+    ck_assert_int_eq(ddb_table_put_item(missing, k, NULL, NULL, NULL, &err), DDB_ENOTFOUND);
     ck_assert_int_eq(tl.starts, 2);
     ck_assert_str_eq(tl.name, "PutItem");
     ck_assert(tl.parent == 0);

@@ -34,7 +34,7 @@ static void put(ddb_table *t, const char *pk, const char *sk, int64_t v)
     ddb_item *it = key2(pk, sk);
     ddb_item_set_i64(it, "v", v);
     ddb_error err;
-    ck_assert_int_eq(ddb_put_item(t, it, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(t, it, NULL, NULL, NULL, &err), 0);
     ddb_item_free(it);
 }
 
@@ -43,7 +43,7 @@ static int64_t get_v(ddb_table *t, const char *pk, const char *sk)
     ddb_item *k = key2(pk, sk);
     ddb_result res = { 0 };
     ddb_error err;
-    ck_assert_int_eq(ddb_get_item(t, k, NULL, &res, &err), 0);
+    ck_assert_int_eq(ddb_table_get_item(t, k, NULL, &res, NULL, &err), 0);
     int64_t v = -1;
     if (res.item)
         ck_assert_int_eq(ddb_item_get_i64(res.item, "v", &v), 0);
@@ -63,11 +63,11 @@ START_TEST(write_transaction_applies_all)
     ddb_item *vals = ddb_item_new();
     ddb_item_set_i64(vals, ":one", 1);
     ddb_tx_marker m[4];
-    ck_assert_int_eq(ddb_tx_put(tx, a, newit, &(ddb_tx_options){ .condition = "attribute_not_exists(pk)" }, &m[0]), 0);
-    ck_assert_int_eq(ddb_tx_update(tx, a, kx, "ADD v :one", &(ddb_tx_options){ .values = vals }, &m[1]), 0);
-    ck_assert_int_eq(ddb_tx_delete(tx, b, kgone, NULL, &m[2]), 0);
+    ck_assert_int_eq(ddb_tx_put(tx, a, newit, &(ddb_tx_options){ .condition = "attribute_not_exists(pk)" }, &m[0], NULL), 0);
+    ck_assert_int_eq(ddb_tx_update(tx, a, kx, "ADD v :one", &(ddb_tx_options){ .values = vals }, &m[1], NULL), 0);
+    ck_assert_int_eq(ddb_tx_delete(tx, b, kgone, NULL, &m[2], NULL), 0);
     ddb_item *kcheck = key2("check", NULL);
-    ck_assert_int_eq(ddb_tx_check(tx, b, kcheck, &(ddb_tx_options){ .condition = "attribute_not_exists(pk)" }, &m[3]), 0);
+    ck_assert_int_eq(ddb_tx_check(tx, b, kcheck, &(ddb_tx_options){ .condition = "attribute_not_exists(pk)" }, &m[3], NULL), 0);
     ck_assert_uint_eq(ddb_tx_count(tx), 4);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(m[i].index, i);
@@ -96,9 +96,9 @@ START_TEST(cancelled_transaction_reasons)
     ddb_item_set_i64(vals, ":want", 6);
     ddb_tx_marker check, write;
     ck_assert_int_eq(ddb_tx_check(tx, a, k, &(ddb_tx_options){ .condition = "v = :want", .values = vals,
-        .return_old_on_condition_fail = true }, &check), 0);
+        .return_old_on_condition_fail = true }, &check, NULL), 0);
     ddb_item *other = key2("other", NULL);
-    ck_assert_int_eq(ddb_tx_put(tx, b, other, NULL, &write), 0);
+    ck_assert_int_eq(ddb_tx_put(tx, b, other, NULL, &write, NULL), 0);
     ddb_error err;
     ck_assert_int_eq(ddb_tx_send(tx, NULL, &err), DDB_ETXCANCELED);
     ck_assert_str_eq(err.aws_type, "TransactionCanceledException");
@@ -127,7 +127,7 @@ START_TEST(idempotency_token)
     ddb_item *k = key2("ctr", "1");
     ddb_item *vals = ddb_item_new();
     ddb_item_set_i64(vals, ":one", 1);
-    ck_assert_int_eq(ddb_tx_update(tx, a, k, "ADD v :one", &(ddb_tx_options){ .values = vals }, NULL), 0);
+    ck_assert_int_eq(ddb_tx_update(tx, a, k, "ADD v :one", &(ddb_tx_options){ .values = vals }, NULL, NULL), 0);
     ck_assert_int_eq(ddb_tx_set_token(tx, "token-0123456789"), 0);
     ck_assert_int_eq(ddb_tx_set_token(tx, "0123456789012345678901234567890123456789"), DDB_EINVAL);
     ddb_error err;
@@ -147,11 +147,11 @@ START_TEST(poisoned_and_invalid_builders)
     ck_assert_int_eq(ddb_tx_send(tx, NULL, &err), DDB_EINVAL); /* empty */
     ddb_item *k = key2("p", "1");
     ddb_tx_marker m;
-    ck_assert_int_eq(ddb_tx_check(tx, a, k, NULL, &m), DDB_EINVAL); /* no condition */
+    ck_assert_int_eq(ddb_tx_check(tx, a, k, NULL, &m, NULL), DDB_EINVAL); /* no condition */
     ck_assert_int_eq(m.index, -1);
-    ck_assert_int_eq(ddb_tx_update(tx, a, k, NULL, NULL, &m), DDB_EINVAL);
-    ck_assert_int_eq(ddb_tx_put(tx, NULL, k, NULL, &m), DDB_EINVAL);
-    ck_assert_int_eq(ddb_tx_put(tx, a, k, NULL, &m), 0);
+    ck_assert_int_eq(ddb_tx_update(tx, a, k, NULL, NULL, &m, NULL), DDB_EINVAL);
+    ck_assert_int_eq(ddb_tx_put(tx, NULL, k, NULL, &m, NULL), DDB_EINVAL);
+    ck_assert_int_eq(ddb_tx_put(tx, a, k, NULL, &m, NULL), 0);
 
     ddb_error poison;
     ddb_error_clear(&poison);
@@ -177,15 +177,15 @@ START_TEST(transact_get)
     const ddb_item *keys[] = { k1, k2, k3 };
     ddb_item **out = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_tx_get(client, tables, keys, 3, &out, NULL, &err), 0);
+    ck_assert_int_eq(ddb_client_transact_get(client, tables, keys, 3, &out, NULL, &err), 0);
     int64_t v;
     ck_assert_int_eq(ddb_item_get_i64(out[0], "v", &v), 0);
     ck_assert_int_eq(v, 11);
     ck_assert_int_eq(ddb_item_get_i64(out[1], "v", &v), 0);
     ck_assert_int_eq(v, 22);
     ck_assert_ptr_null(out[2]);
-    ddb_items_free(out, 3);
-    ck_assert_int_eq(ddb_tx_get(client, tables, keys, 0, &out, NULL, &err), DDB_EINVAL);
+    ddb_item_array_free(out, 3);
+    ck_assert_int_eq(ddb_client_transact_get(client, tables, keys, 0, &out, NULL, &err), DDB_EINVAL);
     ddb_item_free(k1);
     ddb_item_free(k2);
     ddb_item_free(k3);

@@ -31,7 +31,7 @@ static void create_table(const char *name, const char *sk)
     ck_assert_ptr_nonnull(c);
     ddb_error err;
     ddb_key_schema ks = {.pk = "pk", .pk_type = DDB_S, .sk = sk, .sk_type = DDB_S};
-    int rc = ddb_create_table(c, name, &ks, &(ddb_create_table_options){.wait_active = true},
+    int rc = ddb_client_create_table(c, name, &ks, &(ddb_create_table_options){.wait_active = true}, NULL,
                               &err);
     ck_assert_msg(rc == 0, "create table %s: %s", name, err.message);
     ddb_client_free(c);
@@ -64,8 +64,8 @@ void cx_teardown(void)
     if (CX.external) {
         ddb_client *c = dl_fixture_client(&CX.fx, NULL);
         if (c) {
-            ddb_delete_table(c, CX.shop, NULL, NULL);
-            ddb_delete_table(c, CX.flat, NULL, NULL);
+            ddb_client_delete_table(c, CX.shop, NULL, NULL);
+            ddb_client_delete_table(c, CX.flat, NULL, NULL);
             ddb_client_free(c);
         }
         ddb_clock_unref(CX.fx.clock);
@@ -355,7 +355,7 @@ ddb_lease *cx_take(proc *p, const char *name, int64_t lease_ms)
 {
     ddb_lease *lease = NULL;
     ddb_error err;
-    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, NULL, &lease, &err);
+    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, &lease, NULL, &err);
     ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
     ck_assert_ptr_nonnull(lease);
     return lease;
@@ -470,7 +470,7 @@ void cx_read(proc *p, const char *name, ddb__lock_item *out)
     ddb_item *key = ddb__lock_key(p->locks, name, &err);
     ck_assert_ptr_nonnull(key);
     ddb_result res = {0};
-    int rc = ddb_get_item(p->table, key, &(ddb_get_options){.consistent_read = true}, &res,
+    int rc = ddb_table_get_item(p->table, key, &(ddb_get_options){.consistent_read = true}, &res, NULL,
                           &err);
     ck_assert_msg(rc == 0, "read: %s", err.message);
     rc = ddb__lock_item_parse(p->locks, name, res.item, out, &err);
@@ -485,12 +485,12 @@ static void update(proc *p, const char *name, const char *expr, ddb_names names,
     ddb_error err;
     ddb_item *key = ddb__lock_key(p->locks, name, &err);
     ck_assert_ptr_nonnull(key);
-    int rc = ddb_update_item(p->table, key, expr,
+    int rc = ddb_table_update_item(p->table, key, expr,
                              &(ddb_write_options){.names = names,
                                                   .values = values,
                                                   .return_values = res ? DDB_RETURN_ALL_NEW
                                                                        : DDB_RETURN_NONE},
-                             res, &err);
+                             res, NULL, &err);
     ck_assert_msg(rc == 0, "update: %s", err.message);
     ddb_item_free(key);
 }
@@ -533,7 +533,7 @@ void cx_sim_delete(proc *p, const char *name)
     ddb_error err;
     ddb_item *key = ddb__lock_key(p->locks, name, &err);
     ck_assert_ptr_nonnull(key);
-    ck_assert_int_eq(ddb_delete_item(p->table, key, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_delete_item(p->table, key, NULL, NULL, NULL, &err), 0);
     ddb_item_free(key);
 }
 
@@ -543,7 +543,7 @@ void cx_put_raw(proc *p, const char *name, const char *attr, const char *value)
     ddb_item *item = ddb__lock_key(p->locks, name, &err);
     ck_assert_ptr_nonnull(item);
     ddb_item_set_s(item, attr, value);
-    ck_assert_int_eq(ddb_put_item(p->table, item, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(p->table, item, NULL, NULL, NULL, &err), 0);
     ddb_item_free(item);
 }
 
@@ -566,7 +566,7 @@ static void *bg_main(void *arg)
         b->rc = ddb_lock_run_as_leader(b->p->locks, b->name, b->lease_ms, b->work, b->arg,
                                        b->stop, &b->err);
     else
-        b->rc = ddb_lock_acquire(b->p->locks, b->name, b->lease_ms, b->stop, &b->lease,
+        b->rc = ddb_lock_acquire(b->p->locks, b->name, b->lease_ms, &b->lease, b->stop,
                                  &b->err);
     atomic_store(&b->done, true);
     return NULL;

@@ -15,7 +15,7 @@
 static bool try_once(proc *p, const char *name, int64_t lease_ms, ddb_lease **out)
 {
     ddb_error err;
-    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, NULL, out, &err);
+    int rc = ddb_lock_try_acquire(p->locks, name, lease_ms, out, NULL, &err);
     ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
     return *out != NULL;
 }
@@ -46,7 +46,7 @@ START_TEST(test_free_lock_costs_one_request)
     long before = cx_requests(NULL);
     ddb_lease *lease = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "nightly-report", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "nightly-report", LEASE, &lease, NULL, &err), 0);
     ck_assert_int_eq(cx_requests(NULL) - before, 1);
     ck_assert_int_eq(ddb_lease_fencing_token(lease), 1);
     ddb_lease_release(lease);
@@ -226,13 +226,13 @@ START_TEST(test_takeover_ignores_wall_clock_offset)
     ck_assert_ptr_nonnull(locks);
     cx_sim_holder(a, "job", LEASE, NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     ck_assert_ptr_null(lease);
     ddb_fake_clock_advance(ahead, LEASE - 1);
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     ck_assert_ptr_null(lease);
     ddb_fake_clock_advance(ahead, 1);
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     ck_assert_ptr_nonnull(lease);
     ck_assert(ddb_lease_takeover(lease));
     ddb_lease_release(lease);
@@ -306,7 +306,7 @@ static void *acquire_with_timeout(void *arg)
     bg *b = arg;
     ddb_cancel *wait = ddb_cancel_new_linked(b->stop);
     ddb_cancel_after(wait, CX.fx.clock, 40000);
-    b->rc = ddb_lock_acquire(b->p->locks, b->name, b->lease_ms, wait, &b->lease, &b->err);
+    b->rc = ddb_lock_acquire(b->p->locks, b->name, b->lease_ms, &b->lease, wait, &b->err);
     ddb_cancel_unref(wait);
     atomic_store(&b->done, true);
     return NULL;
@@ -359,10 +359,10 @@ START_TEST(test_two_lock_tables_in_one_process_contend)
     ddb_lock_table *second = ddb_lock_table_new(a->table, NULL, &err);
     ck_assert_ptr_nonnull(second);
     ddb_lease *held = cx_take(a, "job", LEASE), *other = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(second, "job", LEASE, NULL, &other, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(second, "job", LEASE, &other, NULL, &err), 0);
     ck_assert_ptr_null(other);
     ddb_lease_release(held);
-    ck_assert_int_eq(ddb_lock_try_acquire(second, "job", LEASE, NULL, &other, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(second, "job", LEASE, &other, NULL, &err), 0);
     ck_assert_ptr_nonnull(other);
     ddb_lease_release(other);
     ddb_lock_table_free(second);
@@ -446,7 +446,7 @@ START_TEST(test_lost_response_retry_keeps_first_lease)
     ddb__lock_item_cleanup(&li);
     ck_assert(!ddb_cancel_is_set(ddb_lease_ended(w.lease)));
     bool held = false;
-    ck_assert_int_eq(ddb_lease_renew(w.lease, NULL, &held, NULL), 0);
+    ck_assert_int_eq(ddb_lease_renew(w.lease, &held, NULL, NULL), 0);
     ck_assert(held);
     ddb_lease_release(w.lease);
     cx_proc_free(a);
@@ -464,7 +464,7 @@ START_TEST(test_unanswered_acquire_leaves_lock_until_lease_runs_out)
                                                .count = 1});
     ddb_lease *lease = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &lease, NULL, &err),
                      DDB_ENETWORK);
     ck_assert_ptr_null(lease);
     ddb__lock_item li;
@@ -509,18 +509,18 @@ START_TEST(test_acquire_answered_after_lease_is_ended)
     ddb_table *t = ddb_table_open(c, CX.shop, "pk", "sk", &err);
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     ck_assert(l.done);
     ck_assert_ptr_nonnull(lease);
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_EXPIRED);
     bool held = true;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, &err), 0);
     ck_assert(!held);
     ddb_lease_release(lease);
     /* A little less than a lease late is still a lease. */
     l = (late){.advance_ms = LEASE - 1};
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job2", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job2", LEASE, &lease, NULL, &err), 0);
     ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
     ddb_lease_release(lease);
     ddb_lock_table_free(locks);
@@ -560,11 +560,11 @@ START_TEST(test_entity_at_key_is_estate)
     cx_put_raw(a, "user-7", "owner", "alice");
     ddb_lease *lease = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "user-7", LEASE, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "user-7", LEASE, &lease, NULL, &err),
                      DDB_ESTATE);
     ck_assert_ptr_nonnull(strstr(err.message, "\"user-7\""));
     ck_assert_ptr_nonnull(strstr(err.message, CX.shop));
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "user-7", LEASE, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "user-7", LEASE, &lease, NULL, &err),
                      DDB_ESTATE);
     ck_assert_ptr_nonnull(strstr(err.message, "\"user-7\""));
     ck_assert_int_eq(ddb_lock_run_as_leader(a->locks, "user-7", LEASE, never, NULL, NULL, &err),
@@ -580,19 +580,19 @@ START_TEST(test_lease_bounds)
     proc *a = cx_proc(NULL);
     ddb_lease *lease = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "x", DDB_LEASE_MIN_MS - 1, NULL, &lease,
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "x", DDB_LEASE_MIN_MS - 1, &lease, NULL,
                                           &err),
                      DDB_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.message, "999 ms"));
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "x", DDB_LEASE_MAX_MS + 1, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "x", DDB_LEASE_MAX_MS + 1, &lease, NULL, &err),
                      DDB_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.message, "1 day"));
     ck_assert_int_eq(ddb_lock_run_as_leader(a->locks, "x", 0, never, NULL, NULL, &err),
                      DDB_EINVAL);
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "x", DDB_LEASE_MIN_MS, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "x", DDB_LEASE_MIN_MS, &lease, NULL, &err),
                      0);
     ddb_lease_release(lease);
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "y", DDB_LEASE_MAX_MS, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "y", DDB_LEASE_MAX_MS, &lease, NULL, &err),
                      0);
     ddb_lease_release(lease);
     cx_proc_free(a);
@@ -610,14 +610,14 @@ START_TEST(test_bad_names)
     longname[sizeof longname - 1] = '\0';
     const char *bad[] = {"", "with space", "tab\tname", "bad\xff", longname};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ck_assert_int_eq(ddb_lock_try_acquire(a->locks, bad[i], LEASE, NULL, &lease, &err),
+        ck_assert_int_eq(ddb_lock_try_acquire(a->locks, bad[i], LEASE, &lease, NULL, &err),
                          DDB_EINVAL);
         ck_assert_ptr_null(lease);
     }
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, NULL, LEASE, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, NULL, LEASE, &lease, NULL, &err),
                      DDB_EINVAL);
-    ck_assert_int_eq(ddb_lock_try_acquire(NULL, "x", LEASE, NULL, &lease, &err), DDB_EINVAL);
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "orders/42:ok", LEASE, NULL, &lease, &err),
+    ck_assert_int_eq(ddb_lock_try_acquire(NULL, "x", LEASE, &lease, NULL, &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "orders/42:ok", LEASE, &lease, NULL, &err),
                      0);
     ddb_lease_release(lease);
     cx_proc_free(a);

@@ -79,13 +79,13 @@ START_TEST(test_hung_renewal_ends_lease_at_deadline)
     /* The lease is not revived: renewing says it has ended, without a request. */
     bool held = true;
     ddb_error err;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, &err), 0);
     ck_assert(!held);
 
     /* Its item was handed back by a conditional release: another process acquires the
      * lock at once, without a takeover, with the next token. */
     ddb_lease *next = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &next, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &next, NULL, &err), 0);
     ck_assert_ptr_nonnull(next);
     ck_assert(!ddb_lease_takeover(next));
     ck_assert_int_eq(ddb_lease_fencing_token(next), ddb_lease_fencing_token(lease) + 1);
@@ -126,14 +126,14 @@ START_TEST(test_late_renewal_answer_not_acted_on)
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);
     proc *b = cx_proc(NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     atomic_store(&l.armed, true);
     cx_advance(LEASE / 3); /* sent at 10 s; by the time it is on its way, 40 s */
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_EXPIRED);
     /* Whether or not DynamoDB applied it, the lock is free for another at once. */
     ddb_lease *next = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &next, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &next, NULL, &err), 0);
     ck_assert_ptr_nonnull(next);
     ck_assert(!ddb_lease_takeover(next));
     cx_advance(LEASE / 3); /* the next holder renews; the lost lease sends nothing */
@@ -284,11 +284,11 @@ static void *use_handed(void *arg)
     ddb_tx *tx = ddb_tx_new(h->p->client);
     ddb_tx_marker held;
     ddb_error err;
-    ddb_tx_is_held_current(tx, &held, &err);
+    ddb_tx_check_current_lease(tx, &held, &err);
     ddb_item *item = ddb_item_new();
     ddb_item_set_s(item, "pk", "ORDER#1");
     ddb_item_set_s(item, "sk", "ORDER");
-    ddb_tx_put(tx, h->p->table, item, NULL, NULL);
+    ddb_tx_put(tx, h->p->table, item, NULL, NULL, NULL);
     h->tx_rc = ddb_tx_send(tx, NULL, &err);
     h->reason = ddb_tx_reason_for(tx, held);
     h->token = ddb_lease_fencing_token(hd->lease);

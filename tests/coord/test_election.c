@@ -139,7 +139,7 @@ START_TEST(test_term_cancelled)
     ck_assert_int_eq(l.level, DDB_LOG_DEBUG);
     ck_assert_str_eq(rec_field(&l, "error"), "SweepFault");
     ddb_lease *next = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "sweeper", LEASE, NULL, &next, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "sweeper", LEASE, &next, NULL, NULL), 0);
     ck_assert_ptr_nonnull(next); /* released */
     ddb_lease_release(next);
     job_destroy(&j);
@@ -379,7 +379,7 @@ START_TEST(test_current_lease_for_term)
 {
     proc *a = cx_proc(NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "plain", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "plain", LEASE, &lease, NULL, NULL), 0);
     ck_assert_ptr_null(ddb_lease_current()); /* acquire never makes a lease current */
     ddb_lease_release(lease);
     nested n = {.p = a};

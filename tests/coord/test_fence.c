@@ -1,6 +1,6 @@
-/* test_fence.c: fencing -- ddb_tx_is_held adds a check on the lock item's owner and
+/* test_fence.c: fencing -- ddb_tx_check_lease adds a check on the lock item's owner and
  * token, so a transaction commits only while the lease holds the lock; the marker tells
- * a lost lease from another reason; ddb_tx_is_held_current uses the term's lease. */
+ * a lost lease from another reason; ddb_tx_check_current_lease uses the term's lease. */
 #include <check.h>
 
 #include "dl_check.h"
@@ -25,9 +25,9 @@ static int send_held(proc *p, ddb_lease *lease, const char *id, ddb_tx_marker *h
                      ddb_tx **out)
 {
     ddb_tx *tx = ddb_tx_new(p->client);
-    ck_assert_int_eq(ddb_tx_is_held(tx, lease, held), 0);
+    ck_assert_int_eq(ddb_tx_check_lease(tx, lease, held, NULL), 0);
     ddb_item *it = order(id, "SHIPPED");
-    ck_assert_int_eq(ddb_tx_put(tx, p->table, it, NULL, NULL), 0);
+    ck_assert_int_eq(ddb_tx_put(tx, p->table, it, NULL, NULL, NULL), 0);
     ddb_item_free(it);
     ddb_error err;
     int rc = ddb_tx_send(tx, NULL, &err);
@@ -40,7 +40,7 @@ START_TEST(test_is_held_commits_while_held)
 {
     proc *a = cx_proc(NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "nightly-report", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "nightly-report", LEASE, &lease, NULL, NULL), 0);
     ddb_tx *tx;
     ddb_tx_marker held;
     ck_assert_int_eq(send_held(a, lease, "ORDER#1", &held, &tx), 0);
@@ -57,7 +57,7 @@ START_TEST(test_is_held_refuses_old_holder)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
     ddb_lease *old = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &old, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &old, NULL, NULL), 0);
     /* Another process takes the lock while a is paused and has not yet noticed. */
     int64_t token = cx_sim_holder(b, "job", LEASE, "b");
     ck_assert_int_eq(token, 2);
@@ -65,9 +65,9 @@ START_TEST(test_is_held_refuses_old_holder)
     ddb_tx_marker held, other;
     tx = ddb_tx_new(a->client);
     ddb_item *it = order("ORDER#2", "SHIPPED");
-    ck_assert_int_eq(ddb_tx_put(tx, a->table, it, NULL, &other), 0);
+    ck_assert_int_eq(ddb_tx_put(tx, a->table, it, NULL, &other, NULL), 0);
     ddb_item_free(it);
-    ck_assert_int_eq(ddb_tx_is_held(tx, old, &held), 0);
+    ck_assert_int_eq(ddb_tx_check_lease(tx, old, &held, NULL), 0);
     ddb_error err;
     ck_assert_int_eq(ddb_tx_send(tx, NULL, &err), DDB_ETXCANCELED);
     ck_assert_int_eq(ddb_tx_reason_for(tx, held), DDB_TXFAIL_CONDITIONAL_CHECK_FAILED);
@@ -77,8 +77,8 @@ START_TEST(test_is_held_refuses_old_holder)
     ddb_item_set_s(key, "pk", "ORDER#2");
     ddb_item_set_s(key, "sk", "ORDER");
     ddb_result res = {0};
-    ck_assert_int_eq(ddb_get_item(a->table, key, &(ddb_get_options){.consistent_read = true},
-                                  &res, NULL),
+    ck_assert_int_eq(ddb_table_get_item(a->table, key, &(ddb_get_options){.consistent_read = true},
+                                  &res, NULL, NULL),
                      0);
     ck_assert_ptr_null(res.item);
     ddb_result_cleanup(&res);
@@ -94,17 +94,17 @@ START_TEST(test_marker_tells_other_reason)
 {
     proc *a = cx_proc(NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &lease, NULL, NULL), 0);
     ddb_tx *tx;
     ddb_tx_marker held, put;
     ck_assert_int_eq(send_held(a, lease, "ORDER#3", &held, &tx), 0);
     ddb_tx_free(tx);
     tx = ddb_tx_new(a->client);
-    ck_assert_int_eq(ddb_tx_is_held(tx, lease, &held), 0);
+    ck_assert_int_eq(ddb_tx_check_lease(tx, lease, &held, NULL), 0);
     ddb_item *it = order("ORDER#3", "PLACED");
     ck_assert_int_eq(ddb_tx_put(tx, a->table, it,
                                 &(ddb_tx_options){.condition = "attribute_not_exists(pk)"},
-                                &put),
+                                &put, NULL),
                      0);
     ddb_item_free(it);
     ck_assert_int_eq(ddb_tx_send(tx, NULL, NULL), DDB_ETXCANCELED);
@@ -122,9 +122,9 @@ START_TEST(test_is_held_compares_owner_after_delete)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
     ddb_lease *old = NULL, *fresh = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &old, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &old, NULL, NULL), 0);
     cx_sim_delete(a, "job");
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &fresh, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &fresh, NULL, NULL), 0);
     ck_assert_int_eq(ddb_lease_fencing_token(fresh), ddb_lease_fencing_token(old));
     ddb_tx *tx;
     ddb_tx_marker held;
@@ -140,7 +140,7 @@ START_TEST(test_is_held_compares_owner_after_delete)
 }
 END_TEST
 
-/* Without a current lease, ddb_tx_is_held_current fails with the reference's message,
+/* Without a current lease, ddb_tx_check_current_lease fails with the reference's message,
  * and the transaction fails its send with it. */
 START_TEST(test_is_held_current_without_lease)
 {
@@ -148,22 +148,22 @@ START_TEST(test_is_held_current_without_lease)
     ddb_tx *tx = ddb_tx_new(a->client);
     ddb_error err;
     ddb_tx_marker m;
-    ck_assert_int_eq(ddb_tx_is_held_current(tx, &m, &err), DDB_ESTATE);
+    ck_assert_int_eq(ddb_tx_check_current_lease(tx, &m, &err), DDB_ESTATE);
     ck_assert_str_eq(err.message, "No lease is current; pass the lease, or start this work "
                                   "inside ddb_lock_run_as_leader");
     ddb_item *it = order("ORDER#5", "SHIPPED");
-    ddb_tx_put(tx, a->table, it, NULL, NULL);
+    ddb_tx_put(tx, a->table, it, NULL, NULL, NULL);
     ddb_item_free(it);
     ddb_error serr;
     ck_assert_int_eq(ddb_tx_send(tx, NULL, &serr), DDB_ESTATE);
     ck_assert_str_eq(serr.message, err.message);
     ddb_tx_free(tx);
-    ck_assert_int_eq(ddb_tx_is_held(NULL, NULL, NULL), DDB_EINVAL);
+    ck_assert_int_eq(ddb_tx_check_lease(NULL, NULL, NULL, NULL), DDB_EINVAL);
     cx_proc_free(a);
 }
 END_TEST
 
-/* Inside the work of a leader, ddb_tx_is_held_current checks the term's lease; work that
+/* Inside the work of a leader, ddb_tx_check_current_lease checks the term's lease; work that
  * outlives its term -- a thread the work started and handed the lease to, still running
  * after the term -- keeps the lease that ended, and fencing refuses its write. */
 typedef struct held_work {
@@ -184,9 +184,9 @@ static void *late_writer(void *arg)
     cx_event_wait(&h->go, 1);
     ddb_tx *tx = ddb_tx_new(h->p->client);
     ddb_tx_marker m;
-    ck_assert_int_eq(ddb_tx_is_held_current(tx, &m, NULL), 0);
+    ck_assert_int_eq(ddb_tx_check_current_lease(tx, &m, NULL), 0);
     ddb_item *it = order("ORDER#7", "SHIPPED");
-    ddb_tx_put(tx, h->p->table, it, NULL, NULL);
+    ddb_tx_put(tx, h->p->table, it, NULL, NULL, NULL);
     ddb_item_free(it);
     h->late_rc = ddb_tx_send(tx, NULL, NULL);
     h->late_reason = ddb_tx_reason_for(tx, m);
@@ -199,9 +199,9 @@ static int leader_writes(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_erro
     held_work *h = arg;
     ddb_tx *tx = ddb_tx_new(h->p->client);
     ddb_tx_marker m;
-    ck_assert_int_eq(ddb_tx_is_held_current(tx, &m, NULL), 0);
+    ck_assert_int_eq(ddb_tx_check_current_lease(tx, &m, NULL), 0);
     ddb_item *it = order("ORDER#6", "SHIPPED");
-    ddb_tx_put(tx, h->p->table, it, NULL, NULL);
+    ddb_tx_put(tx, h->p->table, it, NULL, NULL, NULL);
     ddb_item_free(it);
     h->rc_in_term = ddb_tx_send(tx, stop, NULL);
     ddb_tx_free(tx);

@@ -86,7 +86,7 @@ START_TEST(test_next_renewal_timed_from_send)
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);
     proc *watch = cx_proc(NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     ddb__lock_item first, second, third;
     cx_read(watch, "job", &first);
     atomic_store(&s.armed, true);
@@ -201,7 +201,7 @@ START_TEST(test_lost_taken_over)
     lease = cx_take(a, "job2", LEASE);
     cx_sim_release(a, "job2");
     bool held = true;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, NULL), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, NULL), 0);
     ck_assert(!held);
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TAKEN_OVER);
     ddb_lease_release(lease);
@@ -239,7 +239,7 @@ START_TEST(test_lost_table_not_found)
     proc *a = cx_proc(NULL);
     ddb_lease *lease = cx_take(a, "job", LEASE);
     ddb_error err;
-    ck_assert_int_eq(ddb_delete_table(a->client, CX.shop, NULL, &err), 0);
+    ck_assert_int_eq(ddb_client_delete_table(a->client, CX.shop, NULL, &err), 0);
     cx_advance(LEASE / 3);
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TABLE_NOT_FOUND);
@@ -259,7 +259,7 @@ START_TEST(test_loss_is_final)
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     cx_sim_release(a, "job");
     bool held = true;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, NULL), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, NULL), 0);
     ck_assert(!held);
     int before = renewals(a);
     cx_advance(LEASE);
@@ -279,7 +279,7 @@ START_TEST(test_renew_now_moves_heartbeat)
     cx_advance(5000);
     bool held = false;
     ddb_error err;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, &err), 0);
     ck_assert(held);
     ck_assert_int_eq(renewals(a), 1);
     cx_advance(9999); /* 14.999 s */
@@ -303,7 +303,7 @@ START_TEST(test_renew_error_left_to_heartbeat)
                                                .count = 1});
     bool held = false;
     ddb_error err;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), DDB_ETHROTTLED);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, &err), DDB_ETHROTTLED);
     ck_assert(held);
     ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
     cx_advance(LEASE / 3);
@@ -362,10 +362,10 @@ START_TEST(test_release_failure_logged)
     ck_assert_str_eq(l.category, "dynalock.lock");
     ck_assert_str_eq(rec_field(&l, "lock"), "job");
     ddb_lease *next = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &next, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &next, NULL, NULL), 0);
     ck_assert_ptr_null(next);
     cx_advance(LEASE);
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &next, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &next, NULL, NULL), 0);
     ck_assert_ptr_nonnull(next);
     ddb_lease_release(next);
     cx_proc_free(a);
@@ -414,7 +414,7 @@ START_TEST(test_one_scheduler_thread_per_client)
         char name[32];
         snprintf(name, sizeof name, "entity-%d", i);
         ck_assert_int_eq(ddb_lock_try_acquire(i % 2 ? second : a->locks, name,
-                                              LEASE + (i % 7) * 1000, NULL, &leases[i], &err),
+                                              LEASE + (i % 7) * 1000, &leases[i], NULL, &err),
                          0);
         ck_assert_ptr_nonnull(leases[i]);
     }
@@ -446,7 +446,7 @@ START_TEST(test_expired_lease_release_frees_lock)
     fakedb_fault_remove(CX.fx.db, fault);
     ddb_lease_release(lease);
     ddb_lease *next = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &next, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &next, NULL, NULL), 0);
     ck_assert_ptr_nonnull(next);
     ck_assert(!ddb_lease_takeover(next));
     ddb_lease_release(next);

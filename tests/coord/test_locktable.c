@@ -17,8 +17,8 @@ static ddb_item *raw(proc *p, const char *name)
     ddb_error err;
     ddb_item *key = ddb__lock_key(p->locks, name, &err);
     ddb_result res = {0};
-    ck_assert_int_eq(ddb_get_item(p->table, key, &(ddb_get_options){.consistent_read = true},
-                                  &res, &err),
+    ck_assert_int_eq(ddb_table_get_item(p->table, key, &(ddb_get_options){.consistent_read = true},
+                                  &res, NULL, &err),
                      0);
     ddb_item_free(key);
     ddb_item *it = res.item;
@@ -31,7 +31,7 @@ static ddb_lease *take(proc *p, const char *name)
 {
     ddb_lease *lease = NULL;
     ddb_error err;
-    ck_assert_int_eq(ddb_lock_try_acquire(p->locks, name, LEASE, NULL, &lease, &err), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(p->locks, name, LEASE, &lease, NULL, &err), 0);
     ck_assert_ptr_nonnull(lease);
     return lease;
 }
@@ -45,7 +45,7 @@ START_TEST(test_item_key_and_attributes)
     ddb_item *order = ddb_item_new();
     ddb_item_set_s(order, "pk", "ORDER#1");
     ddb_item_set_s(order, "sk", "ORDER");
-    ck_assert_int_eq(ddb_put_item(a->table, order, NULL, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_put_item(a->table, order, NULL, NULL, NULL, &err), 0);
     ddb_item_free(order);
     ddb_lease *lease = take(a, "nightly-report");
     ddb_item *it = raw(a, "nightly-report");
@@ -117,14 +117,14 @@ START_TEST(test_holder_label_written_and_removed)
     proc *a = cx_proc(&(proc_options){.holder_label = "pod-a"}), *b = cx_proc(NULL);
     ddb_lease *lease = take(a, "job");
     ddb_lease *none = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &none, NULL, NULL), 0);
     ck_assert_ptr_null(none); /* the unlabelled one is refused like any other */
     ddb_lease_release(lease);
     lease = take(b, "job");
     ddb_item *it = raw(a, "job");
     ck_assert_ptr_null(ddb_item_get(it, "holder"));
     ddb_item_free(it);
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &none, NULL, NULL), 0);
     ck_assert_ptr_null(none); /* and the labelled one too */
     ddb_lease_release(lease);
     cx_proc_free(a);
@@ -270,7 +270,7 @@ START_TEST(test_lease_accessors)
     ck_assert_int_eq(ddb_lease_fencing_token(NULL), 0);
     ddb_lease_release(NULL);
     bool held;
-    ck_assert_int_eq(ddb_lease_renew(NULL, NULL, &held, NULL), DDB_EINVAL);
+    ck_assert_int_eq(ddb_lease_renew(NULL, &held, NULL, NULL), DDB_EINVAL);
     ddb_lease_release(lease);
     cx_proc_free(a);
 }

@@ -18,7 +18,7 @@ START_TEST(test_acquire_span_and_children)
 {
     proc *a = cx_proc(NULL), *b = cx_proc(NULL);
     ddb_lease *held = NULL;
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "job", LEASE, NULL, &held, NULL), 0);
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "job", LEASE, &held, NULL, NULL), 0);
     rec_span s;
     ck_assert_int_eq(rec_spans(a->rec, "Lock.Acquire", &s), 1);
     ck_assert(s.ended);
@@ -46,7 +46,7 @@ START_TEST(test_acquire_span_and_children)
 
     /* try_acquire has its own span name. */
     ddb_lease *none = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &none, NULL, NULL), 0);
     ck_assert_int_eq(rec_spans(b->rec, "Lock.TryAcquire", &s), 1);
     ck_assert_str_eq(rec_span_attr(&s, "dynalock.lock.acquired"), "false");
     ddb_lease_release(held);
@@ -65,7 +65,7 @@ START_TEST(test_renew_span_is_root_linked_to_acquire)
     uint64_t outer = ddb_client_span_id(a->client);
     uint64_t saved = ddb_telemetry_set_parent(outer); /* the caller's own span */
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_acquire(a->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_acquire(a->locks, "job", LEASE, &lease, NULL, NULL), 0);
     ddb_telemetry_set_parent(saved);
     rec_span acq, renew;
     ck_assert_int_eq(rec_spans(a->rec, "Lock.Acquire", &acq), 1);
@@ -77,7 +77,7 @@ START_TEST(test_renew_span_is_root_linked_to_acquire)
     ck_assert_uint_eq(renew.links[0], acq.id);
     ck_assert_int_eq(rec_children(a->rec, renew.id, "UpdateItem"), 1);
     bool held;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, NULL), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, NULL), 0);
     ck_assert_int_eq(rec_spans(a->rec, "Lock.Renew", &renew), 2);
     ck_assert_uint_eq(renew.links[0], acq.id);
     ddb_lease_release(lease);
@@ -99,7 +99,7 @@ START_TEST(test_metrics)
 {
     proc *a = cx_proc(&(proc_options){.holder_label = "pod-a"}), *b = cx_proc(NULL);
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &lease, NULL, NULL), 0);
     rec_metric m;
     ck_assert(rec_last_metric(a->rec, "dynalock.lock.acquisitions", &m));
     ck_assert_str_eq(m.unit, "{lease}");
@@ -173,9 +173,9 @@ START_TEST(test_takeover_log_41)
     proc *a = cx_proc(NULL), *b = cx_proc(&(proc_options){.holder_label = "pod-b"});
     cx_sim_holder(a, "job", LEASE, "crashed-pod");
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &lease, NULL, NULL), 0);
     cx_advance(LEASE);
-    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(b->locks, "job", LEASE, &lease, NULL, NULL), 0);
     ck_assert_ptr_nonnull(lease);
     rec_log l;
     ck_assert(rec_last_log(b->rec, 41, &l));
@@ -202,7 +202,7 @@ START_TEST(test_loss_log_40_and_category)
 {
     proc *a = cx_proc(&(proc_options){.holder_label = "pod-a"});
     ddb_lease *lease = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &lease, NULL, NULL), 0);
     cx_sim_delete(a, "job");
     cx_advance(LEASE / 3);
     rec_log l;
@@ -225,13 +225,13 @@ START_TEST(test_log_level_respected)
 {
     proc *a = cx_proc(&(proc_options){.log_level = DDB_LOG_WARN});
     ddb_lease *lease = NULL, *none = NULL;
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &lease, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &lease, NULL, NULL), 0);
     cx_sim_holder(a, "job", LEASE, NULL);
     cx_advance(LEASE / 3);
     ck_assert_int_eq(rec_logs(a->rec, 40), 1);
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &none, NULL, NULL), 0);
     cx_advance(LEASE);
-    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, NULL, &none, NULL), 0);
+    ck_assert_int_eq(ddb_lock_try_acquire(a->locks, "job", LEASE, &none, NULL, NULL), 0);
     ck_assert_ptr_nonnull(none); /* a takeover: log 41 is information, below WARN */
     ck_assert_int_eq(rec_logs(a->rec, 41), 0);
     pthread_mutex_lock(&a->rec->mu);

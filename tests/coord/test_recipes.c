@@ -29,9 +29,9 @@ static void setup(void)
     ddb_client *c = dl_fixture_client(&CX.fx, NULL);
     ddb_index_def gsi = recipe_queue_index();
     ddb_error err;
-    ck_assert_msg(ddb_create_table(c, jobs, &(ddb_key_schema){.pk = "pk", .sk = "sk"},
+    ck_assert_msg(ddb_client_create_table(c, jobs, &(ddb_key_schema){.pk = "pk", .sk = "sk"},
                                    &(ddb_create_table_options){.gsi = &gsi, .n_gsi = 1,
-                                                               .wait_active = true},
+                                                               .wait_active = true}, NULL,
                                    &err) == 0,
                   "create: %s", err.message);
     ddb_client_free(c);
@@ -41,7 +41,7 @@ static void teardown(void)
 {
     if (CX.external) {
         ddb_client *c = dl_fixture_client(&CX.fx, NULL);
-        ddb_delete_table(c, jobs, NULL, NULL);
+        ddb_client_delete_table(c, jobs, NULL, NULL);
         ddb_client_free(c);
     }
     cx_teardown();

@@ -1,5 +1,5 @@
 /* test_batch_retry.c: a real client's retry of unprocessed batch entries, end to end:
- * libddb's ddb_batch_write and ddb_batch_get against fakedb with an `unprocessed` fault
+ * libddb's ddb_table_batch_write and ddb_table_batch_get against fakedb with an `unprocessed` fault
  * that leaves some entries unprocessed on the first requests. The client must resend
  * exactly those until all are done. */
 #include <check.h>
@@ -54,7 +54,7 @@ START_TEST(batch_write_and_get_retry_unprocessed)
     ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_UNPROCESSED,
                                                                  .operation = "BatchWriteItem", .key = "k07", .count = 2 }), 0);
     ddb_error err;
-    ck_assert_int_eq(ddb_batch_write(tab, (const ddb_item *const *)items, N, NULL, 0, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_write(tab, (const ddb_item *const *)items, N, NULL, 0, NULL, &err), 0);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "BatchWriteItem").requests, 3);
 
     ck_assert_int_gt(fakedb_fault_add(dl_fx.db, &(fakedb_fault){ .kind = FAKEDB_FAULT_UNPROCESSED,
@@ -64,7 +64,7 @@ START_TEST(batch_write_and_get_retry_unprocessed)
         keys[i] = numbered(i);
     ddb_item **got = NULL;
     size_t n_got = 0;
-    ck_assert_int_eq(ddb_batch_get(tab, (const ddb_item *const *)keys, N, true, &got, &n_got, NULL, &err), 0);
+    ck_assert_int_eq(ddb_table_batch_get(tab, (const ddb_item *const *)keys, N, true, &got, &n_got, NULL, &err), 0);
     ck_assert_uint_eq(n_got, N);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "BatchGetItem").requests, 2);
     int64_t sum = 0;
@@ -74,7 +74,7 @@ START_TEST(batch_write_and_get_retry_unprocessed)
         sum += v;
     }
     ck_assert_int_eq(sum, N * (N - 1) / 2);
-    ddb_items_free(got, n_got);
+    ddb_item_array_free(got, n_got);
     for (int i = 0; i < N; i++) {
         ddb_item_free(items[i]);
         ddb_item_free(keys[i]);

@@ -22,23 +22,23 @@ END_TEST
 START_TEST(names_and_texts)
 {
     for (int code = 0; code >= DDB_ELOST; code--) {
-        const char *name = ddb_err_name(code);
-        const char *text = ddb_strerror(code);
+        const char *name = ddb_error_name(code);
+        const char *text = ddb_error_string(code);
         ck_assert_ptr_nonnull(name);
         ck_assert_ptr_nonnull(text);
         ck_assert_msg(strncmp(name, "DDB_", 4) == 0, "%d: %s", code, name);
         ck_assert_str_ne(name, "DDB_EUNKNOWN");
         ck_assert_str_ne(text, "unknown error");
         for (int other = 0; other > code; other--) {
-            ck_assert_str_ne(ddb_err_name(other), name);
-            ck_assert_str_ne(ddb_strerror(other), text);
+            ck_assert_str_ne(ddb_error_name(other), name);
+            ck_assert_str_ne(ddb_error_string(other), text);
         }
     }
-    ck_assert_str_eq(ddb_err_name(DDB_EINVAL), "DDB_EINVAL");
-    ck_assert_str_eq(ddb_err_name(DDB_ETXCANCELED), "DDB_ETXCANCELED");
-    ck_assert_str_eq(ddb_strerror(DDB_EINVAL), "invalid argument");
-    ck_assert_str_eq(ddb_strerror(-1000), "unknown error");
-    ck_assert_str_eq(ddb_err_name(5), "DDB_EUNKNOWN");
+    ck_assert_str_eq(ddb_error_name(DDB_EINVAL), "DDB_EINVAL");
+    ck_assert_str_eq(ddb_error_name(DDB_ETXCANCELED), "DDB_ETXCANCELED");
+    ck_assert_str_eq(ddb_error_string(DDB_EINVAL), "invalid argument");
+    ck_assert_str_eq(ddb_error_string(-1000), "unknown error");
+    ck_assert_str_eq(ddb_error_name(5), "DDB_EUNKNOWN");
 }
 END_TEST
 

@@ -64,8 +64,8 @@ START_TEST(logfmt_line)
     ddb_log_field f[] = { { "lock", "nightly-report" }, { "table", "my table" },
                           { "empty", "" }, { "odd key=", "a\"b\\c\nd" }, { "null", NULL } };
     capture_begin();
-    ddb_log_stderr(NULL, DDB_LOG_WARN, 42, "dynalock.lock", "lease lost", f, 5);
-    ddb_log_stderr(NULL, DDB_LOG_INFO, 0, NULL, "plain", NULL, 0);
+    ddb_log_to_stderr(NULL, DDB_LOG_WARN, 42, "dynalock.lock", "lease lost", f, 5);
+    ddb_log_to_stderr(NULL, DDB_LOG_INFO, 0, NULL, "plain", NULL, 0);
     char *out = capture_end();
     char *nl = strchr(out, '\n');
     ck_assert_ptr_nonnull(nl);
@@ -92,7 +92,7 @@ START_TEST(json_line)
     ddb_log_format fmt = DDB_LOG_JSON;
     ddb_log_field f[] = { { "lock", "a\"b" }, { "ctl", "\x01\t\xff" }, { "n", NULL } };
     capture_begin();
-    ddb_log_stderr(&fmt, DDB_LOG_ERROR, 45, "dynalock.lock", "line1\nline2 \"q\"", f, 3);
+    ddb_log_to_stderr(&fmt, DDB_LOG_ERROR, 45, "dynalock.lock", "line1\nline2 \"q\"", f, 3);
     char *out = capture_end();
     size_t len = strlen(out);
     ck_assert_int_gt(len, 0);
@@ -137,7 +137,7 @@ static void *spam_main(void *arg)
     snprintf(idbuf, sizeof idbuf, "%d", s->id);
     ddb_log_field f[] = { { "thread", idbuf }, { "payload", big } };
     for (int i = 0; i < 100; i++)
-        ddb_log_stderr(&s->fmt, DDB_LOG_INFO, 0, "test", "spam", f, 2);
+        ddb_log_to_stderr(&s->fmt, DDB_LOG_INFO, 0, "test", "spam", f, 2);
     return NULL;
 }
 

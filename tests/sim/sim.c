@@ -429,7 +429,7 @@ static void acquired(sim *s, proc *p, ddb_lease *lease)
     ddb_item_set_s(key, "pk", "LOCK#" LOCK);
     ddb_item_set_s(key, "sk", "LOCK");
     ddb_result res = {0};
-    if (ddb_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL) == 0 &&
+    if (ddb_table_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL, NULL) == 0 &&
         res.item) {
         const char *owner = ddb_item_get_s(res.item, "owner");
         int64_t fence = 0;
@@ -462,7 +462,7 @@ static void ended(sim *s, proc *p)
         ddb_item_set_s(key, "pk", "LOCK#" LOCK);
         ddb_item_set_s(key, "sk", "LOCK");
         ddb_result res = {0};
-        ddb_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL);
+        ddb_table_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL, NULL);
         const char *owner = res.item ? ddb_item_get_s(res.item, "owner") : NULL;
         if (owner && strcmp(owner, ddb_lease_owner(p->lease)) == 0)
             violate(s, "reason", "p%d.%d lost token %" PRId64 " as taken over, but the item "
@@ -483,7 +483,7 @@ static void fenced_write(sim *s, proc *p)
 {
     ddb_tx *tx = ddb_tx_new(p->client);
     ddb_tx_marker held;
-    ddb_tx_is_held(tx, p->lease, &held);
+    ddb_tx_check_lease(tx, p->lease, &held, NULL);
     ddb_item *res = ddb_item_new();
     ddb_item_set_s(res, "pk", "RESOURCE");
     ddb_item_set_s(res, "sk", "R");
@@ -494,7 +494,7 @@ static void fenced_write(sim *s, proc *p)
                &(ddb_tx_options){.condition = "attribute_not_exists(#t) OR #t <= :t",
                                  .names = (const char *[]){"#t", "token", NULL},
                                  .values = vals},
-               NULL);
+               NULL, NULL);
     ddb_error err;
     int rc = ddb_tx_send(tx, NULL, &err);
     catch_up(p);
@@ -509,7 +509,7 @@ static void fenced_write(sim *s, proc *p)
            rc == DDB_ETXCANCELED ? (ddb_tx_reason_for(tx, held) == DDB_TXFAIL_CONDITIONAL_CHECK_FAILED
                                         ? "lease no longer holds"
                                         : "resource has a higher token")
-                                 : ddb_err_name(rc));
+                                 : ddb_error_name(rc));
     }
     ddb_item_free(vals);
     ddb_item_free(res);
@@ -551,12 +551,12 @@ static void act(sim *s, proc *p)
         if (rng_chance(&s->r, 700)) {
             ddb_lease *lease = NULL;
             ddb_error err;
-            int rc = ddb_lock_try_acquire(p->locks, LOCK, LEASE_MS, NULL, &lease, &err);
+            int rc = ddb_lock_try_acquire(p->locks, LOCK, LEASE_MS, &lease, NULL, &err);
             catch_up(p);
             if (rc == 0 && lease)
                 acquired(s, p, lease);
             else if (rc != 0)
-                ev(s, "p%d.%d acquire failed: %s", p->id, p->gen, ddb_err_name(rc));
+                ev(s, "p%d.%d acquire failed: %s", p->id, p->gen, ddb_error_name(rc));
         }
         return;
     }
@@ -571,10 +571,10 @@ static void act(sim *s, proc *p)
     } else if (roll < 560) {
         bool held = false;
         ddb_error err;
-        int rc = ddb_lease_renew(p->lease, NULL, &held, &err);
+        int rc = ddb_lease_renew(p->lease, &held, NULL, &err);
         catch_up(p);
         ev(s, "p%d.%d renews token %" PRId64 ": %s", p->id, p->gen, p->token,
-           rc ? ddb_err_name(rc) : held ? "held" : "ended");
+           rc ? ddb_error_name(rc) : held ? "held" : "ended");
     }
     if (p->lease && ddb_cancel_is_set(ddb_lease_ended(p->lease)))
         ended(s, p);

@@ -33,8 +33,8 @@ static int sweep(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_error *err)
         ddb_item_set_i64(order, "token", ddb_lease_fencing_token(lease));
         ddb_tx *tx = ddb_tx_new(client);
         ddb_tx_marker held;
-        ddb_tx_is_held_current(tx, &held, err); /* the lease of this term */
-        ddb_tx_put(tx, s->orders, order, NULL, NULL);
+        ddb_tx_check_current_lease(tx, &held, err); /* the lease of this term */
+        ddb_tx_put(tx, s->orders, order, NULL, NULL, NULL);
         int rc = ddb_tx_send(tx, stop, err);
         if (rc == 0) {
             s->rounds++;
@@ -62,9 +62,9 @@ static void *run_sweeper(void *arg)
 START_TEST(sweeper_takes_over_from_a_crashed_leader)
 {
     ddb_error err;
-    ddb_fake *fake = ddb_fake_start(NULL, &err);
-    ck_assert_int_eq(ddb_fake_create_table(fake, "Shop", "pk", "sk", &err), 0);
-    ddb_client *client = ddb_fake_client_new(fake, NULL, &err);
+    ddb_test_server *fake = ddb_test_server_start(NULL, &err);
+    ck_assert_int_eq(ddb_test_server_create_table(fake, "Shop", "pk", "sk", &err), 0);
+    ddb_client *client = ddb_test_server_client_new(fake, NULL, &err);
     ddb_table *shop = ddb_table_open(client, "Shop", "pk", "sk", &err);
     ddb_lock_table *locks = ddb_lock_table_new(shop, NULL, &err);
 
@@ -75,17 +75,17 @@ START_TEST(sweeper_takes_over_from_a_crashed_leader)
     ck_assert_int_eq(token, 1);
 
     /* The service starts, finds the lock held, and waits. */
-    ddb_refusal_watch *refused = ddb_lock_wait_for_refusal(locks, "order-sweeper", &err);
+    ddb_refusal_watch *refused = ddb_refusal_watch_new(locks, "order-sweeper", &err);
     sweeper s = {.locks = locks, .orders = shop, .stop = ddb_cancel_new(),
                  .wrote = ddb_cancel_new()};
     pthread_t thread;
     pthread_create(&thread, NULL, run_sweeper, &s);
-    ck_assert_int_eq(ddb_refusal_wait(refused, 10000, NULL), 0);
+    ck_assert_int_eq(ddb_refusal_watch_wait(refused, 10000, NULL), 0);
     ck_assert_int_eq(s.rounds, 0);
 
     /* After a whole lease without renewal, it takes over, with the token raised. */
     for (int i = 0; i < 3; i++)
-        ddb_fake_advance(fake, 10000);
+        ddb_test_server_advance(fake, 10000);
     ddb_lock_state state;
     ck_assert_int_eq(ddb_lock_get_state(locks, "order-sweeper", &state, &err), 0);
     ck_assert(state.is_held);
@@ -106,7 +106,7 @@ START_TEST(sweeper_takes_over_from_a_crashed_leader)
     ddb_lock_table_free(locks);
     ddb_table_close(shop);
     ddb_client_free(client);
-    ddb_fake_stop(fake);
+    ddb_test_server_stop(fake);
 }
 END_TEST
 /* snippet:end */

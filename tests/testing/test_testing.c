@@ -20,7 +20,7 @@
 /* The world a test runs in: a server, a fake clock, a table, and up to three
  * "processes" (a client and a lock table each). */
 typedef struct world {
-    ddb_fake *fake;        /* NULL against an external endpoint */
+    ddb_test_server *fake;        /* NULL against an external endpoint */
     ddb_clock *clock;
     char table_name[64];
     ddb_client *client[3];
@@ -37,7 +37,7 @@ static ddb_client *new_client(void)
     ddb_client *c;
     const char *endpoint = getenv("DYNALOCK_TEST_ENDPOINT");
     if (w.fake) {
-        c = ddb_fake_client_new(w.fake, NULL, &err);
+        c = ddb_test_server_client_new(w.fake, NULL, &err);
     } else {
         c = ddb_client_new(&(ddb_client_options){.endpoint = endpoint, .region = "us-east-1",
                                                  .access_key_id = "AKIDTEST",
@@ -56,10 +56,10 @@ static void world_up(void)
     memset(&w, 0, sizeof w);
     snprintf(w.table_name, sizeof w.table_name, "Shop%d_%d", (int)getpid(), ++table_seq);
     if (!getenv("DYNALOCK_TEST_ENDPOINT")) {
-        w.fake = ddb_fake_start(NULL, &err);
+        w.fake = ddb_test_server_start(NULL, &err);
         ck_assert_msg(w.fake != NULL, "fake: %s", err.message);
-        w.clock = ddb_clock_ref(ddb_fake_clock(w.fake));
-        ck_assert_int_eq(ddb_fake_create_table(w.fake, w.table_name, "pk", "sk", &err), 0);
+        w.clock = ddb_clock_ref(ddb_test_server_clock(w.fake));
+        ck_assert_int_eq(ddb_test_server_create_table(w.fake, w.table_name, "pk", "sk", &err), 0);
     } else {
         w.clock = ddb_fake_clock_new(1767225600000LL);
     }
@@ -67,8 +67,8 @@ static void world_up(void)
         w.client[i] = new_client();
         if (i == 0 && !w.fake) {
             ddb_key_schema ks = {.pk = "pk", .sk = "sk"};
-            ck_assert_msg(ddb_create_table(w.client[0], w.table_name, &ks,
-                                           &(ddb_create_table_options){.wait_active = true},
+            ck_assert_msg(ddb_client_create_table(w.client[0], w.table_name, &ks,
+                                           &(ddb_create_table_options){.wait_active = true}, NULL,
                                            &err) == 0,
                           "create table: %s", err.message);
         }
@@ -88,18 +88,18 @@ static void world_down(void)
         ddb_table_close(w.table[i]);
     }
     if (!w.fake && w.client[0])
-        ddb_delete_table(w.client[0], w.table_name, NULL, NULL);
+        ddb_client_delete_table(w.client[0], w.table_name, NULL, NULL);
     for (int i = 0; i < 3; i++)
         ddb_client_free(w.client[i]);
     ddb_clock_unref(w.clock);
-    ddb_fake_stop(w.fake);
+    ddb_test_server_stop(w.fake);
 }
 
 /* Moves the shared fake clock and waits until the work it released is done. */
 static void advance(int64_t ms)
 {
     if (w.fake) {
-        ck_assert_int_eq(ddb_fake_advance(w.fake, ms), 0);
+        ck_assert_int_eq(ddb_test_server_advance(w.fake, ms), 0);
     } else {
         ck_assert_int_eq(ddb_fake_clock_advance(w.clock, ms), 0);
         ck_assert_int_eq(ddb_fake_clock_settle(w.clock, REAL_WAIT_MS), 0);
@@ -110,7 +110,7 @@ static ddb_lease *acquire(int who, const char *name)
 {
     ddb_error err;
     ddb_lease *lease = NULL;
-    int rc = ddb_lock_try_acquire(w.locks[who], name, LEASE_MS, NULL, &lease, &err);
+    int rc = ddb_lock_try_acquire(w.locks[who], name, LEASE_MS, &lease, NULL, &err);
     ck_assert_msg(rc == 0, "try_acquire: %s", err.message);
     return lease;
 }
@@ -143,7 +143,7 @@ START_TEST(reference_example_simulated_holder)
                      0);
     ck_assert_int_eq(token, 2);
     bool held = true;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, &err), 0);
     ck_assert(!held);
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TAKEN_OVER);
@@ -184,12 +184,12 @@ START_TEST(reference_example_follower_refused)
     ddb_error err;
     ddb_lease *held = acquire(0, "order-sweeper");
     ck_assert_ptr_nonnull(held);
-    ddb_refusal_watch *refused = ddb_lock_wait_for_refusal(w.locks[1], "order-sweeper", &err);
+    ddb_refusal_watch *refused = ddb_refusal_watch_new(w.locks[1], "order-sweeper", &err);
     ck_assert_ptr_nonnull(refused);
     election e = {.locks = w.locks[1], .stop = ddb_cancel_new()};
     pthread_t t;
     pthread_create(&t, NULL, run_election, &e);
-    ck_assert_int_eq(ddb_refusal_wait(refused, REAL_WAIT_MS, NULL), 0);
+    ck_assert_int_eq(ddb_refusal_watch_wait(refused, REAL_WAIT_MS, NULL), 0);
     ddb_cancel_set(e.stop);
     pthread_join(t, NULL);
     ck_assert_int_eq(e.rc, DDB_ECANCELED);
@@ -230,7 +230,7 @@ START_TEST(simulated_holder_lease_lost_at_next_renewal)
 END_TEST
 
 /* A renewal and a poll that meet a 500, with the client's default retries (a fake's
- * client keeps them), wait in backoff on the fake clock: ddb_fake_advance returns, and
+ * client keeps them), wait in backoff on the fake clock: ddb_test_server_advance returns, and
  * the next advance past the backoff finishes them. */
 START_TEST(fake_advance_settles_retry_backoff)
 {
@@ -242,7 +242,7 @@ START_TEST(fake_advance_settles_retry_backoff)
     ddb_lease *lease = acquire(0, "a");
     ddb_lease *none = acquire(1, "a");
     ck_assert_ptr_null(none);
-    struct fakedb *db = ddb_fake_server(w.fake);
+    struct fakedb *db = ddb_test_server_fakedb(w.fake);
     fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_ERROR, .operation = "UpdateItem",
                                          .error_type = "InternalServerError", .count = 1});
     ddb_lock_state before = state_of("a");
@@ -308,7 +308,7 @@ START_TEST(simulated_release_frees_and_raises_token)
     ck_assert_int_eq(ddb_lease_fencing_token(next), 2);
     /* This process's lease is lost, taken over. */
     bool held = true;
-    ck_assert_int_eq(ddb_lease_renew(lease, NULL, &held, &err), 0);
+    ck_assert_int_eq(ddb_lease_renew(lease, &held, NULL, &err), 0);
     ck_assert(!held);
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_TAKEN_OVER);
     ddb_lease_release(lease);
@@ -386,11 +386,11 @@ START_TEST(refusal_by_try_acquire)
 {
     ddb_error err;
     ddb_lease *lease = acquire(0, "a");
-    ddb_refusal_watch *watch = ddb_lock_wait_for_refusal(w.locks[1], "a", &err);
-    ck_assert(!ddb_refusal_happened(watch));
+    ddb_refusal_watch *watch = ddb_refusal_watch_new(w.locks[1], "a", &err);
+    ck_assert(!ddb_refusal_watch_happened(watch));
     ck_assert_ptr_null(acquire(1, "a"));
-    ck_assert(ddb_refusal_happened(watch));
-    ck_assert_int_eq(ddb_refusal_wait(watch, 0, NULL), 0);
+    ck_assert(ddb_refusal_watch_happened(watch));
+    ck_assert_int_eq(ddb_refusal_watch_wait(watch, 0, NULL), 0);
     ddb_refusal_watch_free(watch);
     ddb_lease_release(lease);
 }
@@ -400,15 +400,15 @@ START_TEST(no_refusal_when_free_or_other_lock)
 {
     ddb_error err;
     ddb_lease *other = acquire(0, "b");
-    ddb_refusal_watch *watch = ddb_lock_wait_for_refusal(w.locks[1], "a", &err);
+    ddb_refusal_watch *watch = ddb_refusal_watch_new(w.locks[1], "a", &err);
     ddb_lease *lease = acquire(1, "a"); /* free: acquired, not refused */
     ck_assert_ptr_nonnull(lease);
     ck_assert_ptr_null(acquire(1, "b")); /* refused, but on another lock */
-    ck_assert(!ddb_refusal_happened(watch));
-    ck_assert_int_eq(ddb_refusal_wait(watch, 0, NULL), DDB_ETIMEDOUT);
+    ck_assert(!ddb_refusal_watch_happened(watch));
+    ck_assert_int_eq(ddb_refusal_watch_wait(watch, 0, NULL), DDB_ETIMEDOUT);
     ddb_cancel *c = ddb_cancel_new();
     ddb_cancel_set(c);
-    ck_assert_int_eq(ddb_refusal_wait(watch, REAL_WAIT_MS, c), DDB_ECANCELED);
+    ck_assert_int_eq(ddb_refusal_watch_wait(watch, REAL_WAIT_MS, c), DDB_ECANCELED);
     ddb_cancel_unref(c);
     ddb_refusal_watch_free(watch);
     ddb_lease_release(lease);
@@ -427,7 +427,7 @@ static void *run_acquire(void *arg)
 {
     contender *c = arg;
     ddb_error err;
-    c->rc = ddb_lock_acquire(c->locks, "a", LEASE_MS, c->stop, &c->lease, &err);
+    c->rc = ddb_lock_acquire(c->locks, "a", LEASE_MS, &c->lease, c->stop, &err);
     return NULL;
 }
 
@@ -436,11 +436,11 @@ START_TEST(refusal_by_acquire_poll_then_takeover_of_crashed_holder)
     ddb_error err;
     ck_assert_int_eq(ddb_lock_simulate_holder(w.locks[0], "a", LEASE_MS, "crashed", NULL, &err),
                      0);
-    ddb_refusal_watch *watch = ddb_lock_wait_for_refusal(w.locks[1], "a", &err);
+    ddb_refusal_watch *watch = ddb_refusal_watch_new(w.locks[1], "a", &err);
     contender c = {.locks = w.locks[1], .stop = ddb_cancel_new()};
     pthread_t t;
     pthread_create(&t, NULL, run_acquire, &c);
-    ck_assert_int_eq(ddb_refusal_wait(watch, REAL_WAIT_MS, NULL), 0);
+    ck_assert_int_eq(ddb_refusal_watch_wait(watch, REAL_WAIT_MS, NULL), 0);
     /* It polls every third of the holder's lease, and takes over after a whole one. */
     for (int i = 0; i < 3; i++)
         advance(LEASE_MS / 3);

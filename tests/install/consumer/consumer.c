@@ -32,7 +32,7 @@ int main(void)
     locks = table ? ddb_lock_table_new(table, NULL, &err) : NULL;
     if (!locks)
         goto out;
-    if (ddb_lock_try_acquire(locks, "consumer", 30000, NULL, &lease, &err) != 0 || !lease)
+    if (ddb_lock_try_acquire(locks, "consumer", 30000, &lease, NULL, &err) != 0 || !lease)
         goto out;
     if (ddb_lease_fencing_token(lease) == 1)
         status = 0;
