@@ -2,6 +2,7 @@
  * sign, the signing key chain and the Authorization header, and the fake server's check
  * of a received signature. The signing time is an input so that vectors replay exactly. */
 #include "sigv4.h"
+#include "buf.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -17,45 +18,6 @@
 #include <openssl/evp.h>
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
-
-/* ---- a growing string; an allocation failure sticks and is reported at the end */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-static void sb_putc(sbuf *b, char c)
-{
-    sb_put(b, &c, 1);
-}
 
 /* ---- hashing
  * SHA-256 through one EVP_MD fetched once per process: the one-shot SHA256() and HMAC()
@@ -234,26 +196,26 @@ static bool unreserved(unsigned char c)
     return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
 }
 
-static void put_uri_encoded(sbuf *b, const char *s, size_t n)
+static void put_uri_encoded(dl_buf *b, const char *s, size_t n)
 {
     static const char up[] = "0123456789ABCDEF";
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (unreserved(c)) {
-            sb_putc(b, (char)c);
+            dl__buf_putc(b, (char)c);
         } else {
             char e[3] = { '%', up[c >> 4], up[c & 15] };
-            sb_put(b, e, 3);
+            dl__buf_put(b, e, 3);
         }
     }
 }
 
 /* The path with empty, "." and ".." segments resolved, each segment URI-encoded (so an
  * already-encoded path is encoded again, as SigV4 does for every service but S3). */
-static void canonical_uri(sbuf *b, const char *path)
+static void canonical_uri(dl_buf *b, const char *path)
 {
     if (!path || !*path) {
-        sb_putc(b, '/');
+        dl__buf_putc(b, '/');
         return;
     }
     size_t n = strlen(path);
@@ -290,14 +252,14 @@ static void canonical_uri(sbuf *b, const char *path)
         }
         i = j + 1;
     }
-    sb_putc(b, '/');
+    dl__buf_putc(b, '/');
     for (size_t k = 0; k < nseg; k++) {
         if (k > 0)
-            sb_putc(b, '/');
+            dl__buf_putc(b, '/');
         put_uri_encoded(b, path + seg[2 * k], seg[2 * k + 1]);
     }
     if (nseg > 0 && trailing)
-        sb_putc(b, '/');
+        dl__buf_putc(b, '/');
     if (seg != local)
         free(seg);
 }
@@ -314,7 +276,7 @@ static int hexval(char c)
 }
 
 /* Decodes %XX (a '%' without two hex digits stays as it is), then encodes strictly. */
-static void put_reencoded(sbuf *b, const char *s, size_t n)
+static void put_reencoded(dl_buf *b, const char *s, size_t n)
 {
     char *tmp = malloc(n + 1);
     if (!tmp) {
@@ -347,7 +309,7 @@ static int cmp_qparam(const void *a, const void *b)
     return c ? c : strcmp(x->value, y->value);
 }
 
-static void canonical_query(sbuf *b, const char *query)
+static void canonical_query(dl_buf *b, const char *query)
 {
     if (!query || !*query)
         return;
@@ -369,12 +331,12 @@ static void canonical_query(sbuf *b, const char *query)
             size_t eq = i;
             while (eq < j && query[eq] != '=')
                 eq++;
-            sbuf k = { 0 }, v = { 0 };
+            dl_buf k = { 0 }, v = { 0 };
             put_reencoded(&k, query + i, eq - i);
             if (eq < j)
                 put_reencoded(&v, query + eq + 1, j - eq - 1);
-            sb_puts(&k, "");
-            sb_puts(&v, "");
+            dl__buf_puts(&k, "");
+            dl__buf_puts(&v, "");
             if (k.oom || v.oom) {
                 b->oom = true;
                 free(k.p);
@@ -390,10 +352,10 @@ static void canonical_query(sbuf *b, const char *query)
     qsort(ps, np, sizeof *ps, cmp_qparam);
     for (size_t i = 0; i < np; i++) {
         if (i > 0)
-            sb_putc(b, '&');
-        sb_puts(b, ps[i].key);
-        sb_putc(b, '=');
-        sb_puts(b, ps[i].value);
+            dl__buf_putc(b, '&');
+        dl__buf_puts(b, ps[i].key);
+        dl__buf_putc(b, '=');
+        dl__buf_puts(b, ps[i].value);
         free(ps[i].key);
         free(ps[i].value);
     }
@@ -417,7 +379,7 @@ static int cmp_chdr(const void *a, const void *b)
 
 /* The value trimmed, with every run of whitespace folded to one space; copied in
  * spans between whitespace. */
-static void put_header_value(sbuf *b, const char *v)
+static void put_header_value(dl_buf *b, const char *v)
 {
     const char *p = v ? v : "";
     bool started = false;
@@ -430,8 +392,8 @@ static void put_header_value(sbuf *b, const char *v)
         while (*e && *e != ' ' && *e != '\t' && *e != '\r' && *e != '\n')
             e++;
         if (started)
-            sb_putc(b, ' ');
-        sb_put(b, p, (size_t)(e - p));
+            dl__buf_putc(b, ' ');
+        dl__buf_put(b, p, (size_t)(e - p));
         started = true;
         p = e;
     }
@@ -440,7 +402,7 @@ static void put_header_value(sbuf *b, const char *v)
 /* Canonical headers into ch (each "name:value\n") and signed headers into sh. -1 on
  * bad input (no host, empty name), -2 out of memory. A request of a few headers (the
  * client's) is handled on the stack: lower-cased names in one buffer, insertion sort. */
-static int canonical_headers(const dl_sigv4_header *h, size_t n, sbuf *ch, sbuf *sh)
+static int canonical_headers(const dl_sigv4_header *h, size_t n, dl_buf *ch, dl_buf *sh)
 {
     if (n == 0 || !h)
         return -1;
@@ -492,19 +454,19 @@ static int canonical_headers(const dl_sigv4_header *h, size_t n, sbuf *ch, sbuf 
     for (size_t i = 0; i < n; i++) {
         bool same = i > 0 && strcmp(v[i].name, v[i - 1].name) == 0;
         if (same) {
-            sb_putc(ch, ',');
+            dl__buf_putc(ch, ',');
         } else {
             if (i > 0) {
-                sb_putc(ch, '\n');
-                sb_putc(sh, ';');
+                dl__buf_putc(ch, '\n');
+                dl__buf_putc(sh, ';');
             }
-            sb_puts(ch, v[i].name);
-            sb_putc(ch, ':');
-            sb_puts(sh, v[i].name);
+            dl__buf_puts(ch, v[i].name);
+            dl__buf_putc(ch, ':');
+            dl__buf_puts(sh, v[i].name);
         }
         put_header_value(ch, v[i].value);
     }
-    sb_putc(ch, '\n');
+    dl__buf_putc(ch, '\n');
     if (ch->oom || sh->oom)
         rc = -2;
 out:
@@ -544,7 +506,7 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
     if (!ctx)
         return -1;
     unsigned char md[32];
-    sbuf cr = { 0 }, ch = { 0 }, sh = { 0 }, sts = { 0 }, auth = { 0 };
+    dl_buf cr = { 0 }, ch = { 0 }, sh = { 0 }, sts = { 0 }, auth = { 0 };
     int rc = -2;
     if (req->payload_hash) {
         memcpy(out->payload_hash, req->payload_hash, 65);
@@ -556,17 +518,17 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
     rc = canonical_headers(req->headers, req->n_headers, &ch, &sh);
     if (rc < 0)
         goto fail;
-    sb_puts(&cr, req->method);
-    sb_putc(&cr, '\n');
+    dl__buf_puts(&cr, req->method);
+    dl__buf_putc(&cr, '\n');
     canonical_uri(&cr, req->path);
-    sb_putc(&cr, '\n');
+    dl__buf_putc(&cr, '\n');
     canonical_query(&cr, req->query);
-    sb_putc(&cr, '\n');
-    sb_put(&cr, ch.p, ch.len);
-    sb_putc(&cr, '\n');
-    sb_put(&cr, sh.p, sh.len);
-    sb_putc(&cr, '\n');
-    sb_puts(&cr, out->payload_hash);
+    dl__buf_putc(&cr, '\n');
+    dl__buf_put(&cr, ch.p, ch.len);
+    dl__buf_putc(&cr, '\n');
+    dl__buf_put(&cr, sh.p, sh.len);
+    dl__buf_putc(&cr, '\n');
+    dl__buf_puts(&cr, out->payload_hash);
     if (cr.oom) {
         rc = -2;
         goto fail;
@@ -581,16 +543,16 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
         goto fail;
     }
     to_hex(md, sizeof md, cr_hash);
-    sb_puts(&sts, ALGORITHM "\n");
-    sb_puts(&sts, out->amz_date);
-    sb_putc(&sts, '\n');
-    sb_puts(&sts, date8);
-    sb_putc(&sts, '/');
-    sb_puts(&sts, region);
-    sb_putc(&sts, '/');
-    sb_puts(&sts, service);
-    sb_puts(&sts, "/aws4_request\n");
-    sb_puts(&sts, cr_hash);
+    dl__buf_puts(&sts, ALGORITHM "\n");
+    dl__buf_puts(&sts, out->amz_date);
+    dl__buf_putc(&sts, '\n');
+    dl__buf_puts(&sts, date8);
+    dl__buf_putc(&sts, '/');
+    dl__buf_puts(&sts, region);
+    dl__buf_putc(&sts, '/');
+    dl__buf_puts(&sts, service);
+    dl__buf_puts(&sts, "/aws4_request\n");
+    dl__buf_puts(&sts, cr_hash);
     if (sts.oom) {
         rc = -2;
         goto fail;
@@ -605,18 +567,18 @@ int dl__sigv4_sign(const dl_sigv4_request *req, const dl_sigv4_credentials *cred
     OPENSSL_cleanse(key, sizeof key);
     to_hex(sig, sizeof sig, out->signature);
 
-    sb_puts(&auth, ALGORITHM " Credential=");
-    sb_puts(&auth, creds->access_key_id);
-    sb_putc(&auth, '/');
-    sb_puts(&auth, date8);
-    sb_putc(&auth, '/');
-    sb_puts(&auth, region);
-    sb_putc(&auth, '/');
-    sb_puts(&auth, service);
-    sb_puts(&auth, "/aws4_request, SignedHeaders=");
-    sb_put(&auth, sh.p, sh.len);
-    sb_puts(&auth, ", Signature=");
-    sb_puts(&auth, out->signature);
+    dl__buf_puts(&auth, ALGORITHM " Credential=");
+    dl__buf_puts(&auth, creds->access_key_id);
+    dl__buf_putc(&auth, '/');
+    dl__buf_puts(&auth, date8);
+    dl__buf_putc(&auth, '/');
+    dl__buf_puts(&auth, region);
+    dl__buf_putc(&auth, '/');
+    dl__buf_puts(&auth, service);
+    dl__buf_puts(&auth, "/aws4_request, SignedHeaders=");
+    dl__buf_put(&auth, sh.p, sh.len);
+    dl__buf_puts(&auth, ", Signature=");
+    dl__buf_puts(&auth, out->signature);
     if (auth.oom) {
         rc = -2;
         goto fail;

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
     }
     ddb_item *key = ddb_item_new();
     ddb_item_set_s(key, "pk", "bench-0");
-    ddb__text body = { 0 };
+    dl_buf body = { 0 };
     static char buf[65536];
     long n = 0, failures = 0;
     double u0, s0, u1, s1, t0 = now_s();
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
            n, wall, (double)n / wall, (user + sys) / (double)n * 1e6, user / (double)n * 1e6,
            sys / (double)n * 1e6, failures);
     close(fd);
-    ddb__text_free(&body);
+    dl__buf_cleanup(&body);
     ddb_item_free(key);
     ddb__credentials_cleanup(&cred);
     ddb_table_close(t);

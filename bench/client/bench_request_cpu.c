@@ -40,7 +40,7 @@ static void die(const char *what, const ddb_error *err)
 }
 
 /* The request body as ddb_table_get_item / ddb_table_update_item build it. */
-__attribute__((noinline)) static void stage_encode(fixture *f, ddb__text *body)
+__attribute__((noinline)) static void stage_encode(fixture *f, dl_buf *body)
 {
     ddb_error err;
     int rc;
@@ -59,7 +59,7 @@ __attribute__((noinline)) static void stage_encode(fixture *f, ddb__text *body)
 }
 
 /* Signing as each attempt does it: the wall clock read, SigV4, the header lines. */
-__attribute__((noinline)) static void stage_sign(fixture *f, const ddb__text *body)
+__attribute__((noinline)) static void stage_sign(fixture *f, const dl_buf *body)
 {
     ddb_error err;
     ddb__signed s;
@@ -97,7 +97,7 @@ typedef struct timing {
 static timing measure(fixture *f, long n, int rounds)
 {
     timing best = { 1e30, 1e30, 1e30, 1e30 };
-    ddb__text body = { 0 };
+    dl_buf body = { 0 };
     for (int r = 0; r < rounds; r++) {
         int64_t t0 = thread_cpu_ns();
         for (long i = 0; i < n; i++)
@@ -123,7 +123,7 @@ static timing measure(fixture *f, long n, int rounds)
         best.decode = t.decode < best.decode ? t.decode : best.decode;
         best.total = t.total < best.total ? t.total : best.total;
     }
-    ddb__text_free(&body);
+    dl__buf_cleanup(&body);
     return best;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "decimal.h"
 #include "expr_internal.h"
 
@@ -25,51 +26,11 @@ const char *fakedb__av_type(json_object *av, json_object **payload)
 
 /* ---- binary values: base64 in JSON, compared by their bytes ---- */
 
-static int b64_value(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
-
 /* Decodes into a malloc'd buffer (never NULL on success); -1 on bad input. */
 static int b64_decode(json_object *s, unsigned char **out, size_t *out_len)
 {
-    const char *text = json_object_get_string(s);
-    size_t len = (size_t)json_object_get_string_len(s);
-    unsigned char *buf = malloc(len / 4 * 3 + 4);
-    if (buf == NULL)
-        return -1;
-    size_t n = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] == '=')
-            break;
-        int v = b64_value(text[i]);
-        if (v < 0) {
-            free(buf);
-            return -1;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[n++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
-    }
-    *out = buf;
-    *out_len = n;
-    return 0;
+    return dl__base64_decode(json_object_get_string(s), (size_t)json_object_get_string_len(s),
+                             out, out_len) == DL_B64_OK ? 0 : -1;
 }
 
 static int bytes_cmp(const unsigned char *a, size_t na, const unsigned char *b, size_t nb)

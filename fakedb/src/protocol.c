@@ -6,6 +6,7 @@
 #include "protocol.h"
 
 #include <sigv4.h>
+#include <utf8.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,53 +241,12 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
     }
 }
 
-/* Well-formed UTF-8 as RFC 3629 defines it: no overlong forms (C0 AF), no encoded
- * surrogates (ED A0 80), nothing past U+10FFFF. json-c's own check lets those through. */
-static bool utf8_well_formed(const unsigned char *p, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            n = 1;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else
-            return false;
-        if (len - i <= n)
-            return false;
-        if (p[i + 1] < lo || p[i + 1] > hi)
-            return false;
-        for (size_t k = 2; k <= n; k++)
-            if ((p[i + k] & 0xC0) != 0x80)
-                return false;
-        i += n + 1;
-    }
-    return true;
-}
-
 /* json-c keeps object keys as C strings, so a NUL (\u0000) in an attribute name or map
  * key would cut it short ("a\u0000b" would overwrite "a"), and names read with
  * json_object_get_string would be cut too. Before parsing, such escapes in keys and in
  * every string that is not a string AttributeValue ("S", or an element of "SS", which
  * json-c keeps whole with its length) become the bytes C0 80: never valid UTF-8 in a
- * request (refused by utf8_well_formed), so they stand for NUL unambiguously inside
+ * request (refused by dl__utf8_valid), so they stand for NUL unambiguously inside
  * fakedb, and fakedb__resp_json writes them back as \u0000. Returns NULL when the body
  * has no such escape (then it is used as it is), or on out of memory (*oom set). */
 static char *map_nul_escapes(const char *body, size_t len, size_t *out_len, bool *oom)
@@ -359,7 +319,7 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
         return NULL;
     }
-    if (!utf8_well_formed((const unsigned char *)body, len)) {
+    if (!dl__utf8_valid(body, len)) { /* stricter than json-c's own check */
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Invalid UTF-8 in request");
         return NULL;
     }

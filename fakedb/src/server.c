@@ -13,6 +13,7 @@
  * and a new client needs the room. */
 #include "server.h"
 
+#include <buf.h>
 #include <sigv4.h>
 #include <dynalock/version.h>
 
@@ -141,8 +142,7 @@ static void reap_idle(fakedb *db)
 }
 
 typedef struct conn_state {
-    char *body;
-    size_t len, cap;
+    dl_buf body;
     bool too_large;
     int waiting;            /* what the connection was suspended for */
     bool resumed;
@@ -406,27 +406,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         if (cs->too_large)
             return MHD_YES;
-        if (cs->len + n > (size_t)FDB_MAX_REQUEST_BYTES) {
+        if (cs->body.len + n > (size_t)FDB_MAX_REQUEST_BYTES) {
             cs->too_large = true;
-            free(cs->body);
-            cs->body = NULL;
-            cs->len = cs->cap = 0;
+            dl__buf_cleanup(&cs->body);
             return MHD_YES;
         }
-        if (cs->len + n + 1 > cs->cap) {
-            size_t cap = cs->cap ? cs->cap : 4096;
-            while (cap < cs->len + n + 1)
-                cap *= 2;
-            char *nb = realloc(cs->body, cap);
-            if (!nb)
-                return MHD_NO;
-            cs->body = nb;
-            cs->cap = cap;
-        }
-        memcpy(cs->body + cs->len, upload_data, n);
-        cs->len += n;
-        cs->body[cs->len] = 0;
-        return MHD_YES;
+        dl__buf_put(&cs->body, upload_data, n);
+        return cs->body.oom ? MHD_NO : MHD_YES;
     }
 
     header_vec hv;
@@ -442,8 +428,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rq.target = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
     rq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     rq.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    rq.body = cs->body ? cs->body : "";
-    rq.body_len = cs->len;
+    rq.body = cs->body.p ? cs->body.p : "";
+    rq.body_len = cs->body.len;
     rq.body_too_large = cs->too_large;
     rq.headers = hv.h;
     rq.n_headers = hv.n;
@@ -495,7 +481,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (cs) {
         conn_mark(cls, conn, false);
-        free(cs->body);
+        dl__buf_cleanup(&cs->body);
         free(cs);
         *con_cls = NULL;
     }

@@ -3,6 +3,7 @@
  * whose memcmp order is DynamoDB's key order (S and B by bytes, N numerically). */
 #include "values.h"
 
+#include <base64.h>
 #include <decimal.h>
 #include <errno.h>
 #include <stdio.h>
@@ -84,88 +85,6 @@ void fakedb__copy_str(char *dst, size_t n, const char *src)
         l = n - 1;
     memcpy(dst, src, l);
     dst[l] = 0;
-}
-
-bool fakedb__utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = p[i];
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            n = 1; cp = c & 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            n = 2; cp = c & 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            n = 3; cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (i + n >= len)
-            return false;
-        for (size_t k = 1; k <= n; k++) {
-            if ((p[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += n + 1;
-    }
-    return true;
-}
-
-static int b64_val(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-int fakedb__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
-{
-    size_t o = 0;
-    if (len % 4 != 0)
-        return -1;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        int pad = 0;
-        for (int k = 0; k < 4; k++) {
-            char c = in[i + k];
-            if (c == '=' && i + 4 == len && k >= 2) {
-                v[k] = 0;
-                pad++;
-            } else {
-                if (pad)
-                    return -1;
-                v[k] = b64_val((unsigned char)c);
-                if (v[k] < 0)
-                    return -1;
-            }
-        }
-        uint32_t w = ((uint32_t)v[0] << 18) | ((uint32_t)v[1] << 12) | ((uint32_t)v[2] << 6) |
-                     (uint32_t)v[3];
-        uint8_t b[3] = { (uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w };
-        for (int k = 0; k < 3 - pad; k++) {
-            if (out) {
-                if (o >= cap)
-                    return -2;
-                out[o] = b[k];
-            }
-            o++;
-        }
-    }
-    *out_len = o;
-    return 0;
 }
 
 static const char *json_kind_name(json_object *v)
@@ -266,7 +185,7 @@ static int validate_set(json_object *arr, char kind, fakedb__error *r)
         } else if (kind == 'B') {
             size_t bl;
             const char *s = json_object_get_string(e);
-            if (fakedb__b64_decode(s, strlen(s), NULL, 0, &bl) != 0)
+            if (dl__base64_decode_to(s, strlen(s), NULL, 0, &bl) != DL_B64_OK)
                 return fakedb__fail(r, FDB_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu", strlen(s));
         }
     }
@@ -341,7 +260,7 @@ static int validate_av(json_object *av, int depth, fakedb__error *r)
         if (want_string(val, r))
             return -1;
         const char *s = json_object_get_string(val);
-        if (fakedb__b64_decode(s, strlen(s), NULL, 0, &bl) != 0)
+        if (dl__base64_decode_to(s, strlen(s), NULL, 0, &bl) != DL_B64_OK)
             return fakedb__fail(r, FDB_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu", strlen(s));
         return 0;
     }
@@ -368,11 +287,6 @@ static int validate_av(json_object *av, int depth, fakedb__error *r)
         if (validate_av(json_object_array_get_idx(val, i), depth + 1, r))
             return -1;
     return 0;
-}
-
-int fakedb__av_validate(json_object *av, fakedb__error *r)
-{
-    return validate_av(av, 1, r);
 }
 
 int fakedb__item_validate(json_object *item, fakedb__error *r)
@@ -446,8 +360,8 @@ int fakedb__encode_scalar(json_object *av, char type, uint8_t *buf, size_t cap, 
         return 0;
     }
     if (type == 'B') {
-        int rc = fakedb__b64_decode(s, sl, buf, cap, len);
-        return rc;
+        dl_base64_status st = dl__base64_decode_to(s, sl, buf, cap, len);
+        return st == DL_B64_OK ? 0 : st == DL_B64_SPACE ? -2 : -1;
     }
     dl_decimal d;
     if (dl__decimal_parse(s, sl, &d) != DL_DEC_OK)

@@ -87,7 +87,6 @@ typedef struct fakedb__table {
 } fakedb__table;
 
 /* values.c */
-int fakedb__av_validate(json_object *av, fakedb__error *r);
 int fakedb__item_validate(json_object *item, fakedb__error *r);
 int fakedb__values_validate(json_object *values, fakedb__error *r);
 char fakedb__av_scalar(json_object *av);      /* 'S','N','B' for scalars, 0 otherwise */
@@ -102,9 +101,6 @@ int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *o
 json_object *fakedb__key_of(const fakedb__table *t, json_object *item);
 json_object *fakedb__project_index(const fakedb__table *t, const fakedb__index *ix,
                                    json_object *item);
-int fakedb__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap,
-                       size_t *out_len);
-bool fakedb__utf8_valid(const char *s, size_t len);
 json_object *fakedb__json_get(json_object *o, const char *key);
 const char *fakedb__json_str(json_object *o, const char *key);
 /* An Integer member (Limit, Segment, ...): absent leaves *out as it is; a non-integer, a

@@ -282,15 +282,15 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     dl_seen_entry_cleanup(&a.seen);
 
     if (rc == 0) {
-        dl_span_attr_bool(client, a.span, "dynalock.lock.acquired", *out != NULL);
+        ddb__span_bool(client, a.span, "dynalock.lock.acquired", *out != NULL);
         if (*out) {
-            dl_span_attr_bool(client, a.span, "dynalock.lock.takeover", (*out)->takeover);
-            dl_span_attr_int(client, a.span, "dynalock.lock.fencing_token", (*out)->fence);
+            ddb__span_bool(client, a.span, "dynalock.lock.takeover", (*out)->takeover);
+            ddb__span_int(client, a.span, "dynalock.lock.fencing_token", (*out)->fence);
         }
-        dl_span_end(client, a.span, NULL);
+        ddb__span_end(client, a.span, NULL);
     } else {
-        dl_span_attr_bool(client, a.span, "dynalock.lock.acquired", false);
-        dl_span_end(client, a.span, dl_error_type(&e, rc));
+        ddb__span_bool(client, a.span, "dynalock.lock.acquired", false);
+        ddb__span_end(client, a.span, dl_error_type(&e, rc));
         if (err)
             *err = e;
     }

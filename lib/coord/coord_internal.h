@@ -184,13 +184,12 @@ int dl_key_rule(const ddb_lock_table *locks, const char *name, int rc, ddb_error
 int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,
                   int64_t fence, ddb_tx_marker *marker, ddb_error *err);
 
-/* observe.c: spans, metrics and logs of the lock layer. */
+
+/* observe.c: spans, metrics and logs of the lock layer. A lock span starts here with
+ * its attributes; the rest of its plumbing is the client's (ddb__span_*, telemetry.c). */
 uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
                        const char *lock_name);
-void dl_span_attr_bool(ddb_client *c, uint64_t span, const char *key, bool v);
-void dl_span_attr_int(ddb_client *c, uint64_t span, const char *key, int64_t v);
-void dl_span_end(ddb_client *c, uint64_t span, const char *error_type);
 /* error.type of an error: the AWS type if there is one, else the code's name. */
 const char *dl_error_type(const ddb_error *e, int rc);
 void dl_metric_acquisition(ddb_client *c, const char *table, bool takeover);
@@ -201,7 +200,6 @@ void dl_metric_contention_retry(ddb_client *c, const char *table, const char *er
  * NULL; the message is printf-style. */
 void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,
             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-bool dl_log_enabled(ddb_client *c, int level);
 
 /* lease.c */
 ddb_lease *dl_lease_new(ddb_lock_table *locks, const char *name, const char *owner,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ddb_private.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------------- ids */
 
@@ -52,39 +53,6 @@ void ddb__lock_new_id(char out[DDB__LOCK_ID_LEN + 1])
 
 /* ------------------------------------------------------------ validation */
 
-/* Length of the UTF-8 sequence at s (1..4), or 0 when it is not valid UTF-8. */
-static size_t utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0) {
-        n = 2;
-        min = 0x80;
-        c &= 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3;
-        min = 0x800;
-        c &= 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4;
-        min = 0x10000;
-        c &= 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 int ddb_lock_name_check(const char *name, ddb_error *err)
 {
     if (!name)
@@ -103,7 +71,7 @@ int ddb_lock_name_check(const char *name, ddb_error *err)
                              "The lock name has a space or control character at byte %zu; "
                              "a lock name is printable text without spaces.",
                              i);
-        size_t n = utf8_seq(s + i);
+        size_t n = dl__utf8_seq(s + i, len - i);
         if (n == 0)
             return ddb__fail(err, DDB_EINVAL,
                              "The lock name is not valid UTF-8 at byte %zu.", i);
@@ -116,14 +84,14 @@ int ddb_lock_name_check(const char *name, ddb_error *err)
 int dl_label_check(const char *label, ddb_error *err)
 {
     const unsigned char *s = (const unsigned char *)label;
-    size_t chars = 0;
-    for (size_t i = 0; s[i];) {
+    size_t chars = 0, len = strlen(label);
+    for (size_t i = 0; i < len;) {
         if (s[i] < 0x20 || s[i] == 0x7F)
             return ddb__fail(err, DDB_EINVAL,
                              "The holder label has a control character at byte %zu; it is "
                              "the name of the process, in printable text.",
                              i);
-        size_t n = utf8_seq(s + i);
+        size_t n = dl__utf8_seq(s + i, len - i);
         if (n == 0)
             return ddb__fail(err, DDB_EINVAL,
                              "The holder label is not valid UTF-8 at byte %zu.", i);

@@ -13,47 +13,11 @@ uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
                        const char *lock_name)
 {
-    const ddb_telemetry *t = ddb_client_telemetry(c);
-    if (!t || (!t->span_start && !t->span_attr && !t->span_end))
-        return 0;
-    uint64_t id = ddb__client_span_id(c);
-    if (t->span_start)
-        t->span_start(t->arg, id, parent, span_name, links, n_links);
-    if (t->span_attr) {
-        ddb_attr a = {.key = "db.system.name", .type = DDB_ATTR_STR, .v.s = "aws.dynamodb"};
-        t->span_attr(t->arg, id, &a);
-        a = (ddb_attr){.key = "db.collection.name", .type = DDB_ATTR_STR, .v.s = table};
-        t->span_attr(t->arg, id, &a);
-        a = (ddb_attr){.key = "dynalock.lock.name", .type = DDB_ATTR_STR, .v.s = lock_name};
-        t->span_attr(t->arg, id, &a);
-    }
+    uint64_t id = ddb__span_start(c, span_name, parent, links, n_links);
+    ddb__span_str(c, id, "db.system.name", "aws.dynamodb");
+    ddb__span_str(c, id, "db.collection.name", table);
+    ddb__span_str(c, id, "dynalock.lock.name", lock_name);
     return id;
-}
-
-void dl_span_attr_bool(ddb_client *c, uint64_t span, const char *key, bool v)
-{
-    const ddb_telemetry *t = ddb_client_telemetry(c);
-    if (!span || !t || !t->span_attr)
-        return;
-    ddb_attr a = {.key = key, .type = DDB_ATTR_BOOL, .v.b = v};
-    t->span_attr(t->arg, span, &a);
-}
-
-void dl_span_attr_int(ddb_client *c, uint64_t span, const char *key, int64_t v)
-{
-    const ddb_telemetry *t = ddb_client_telemetry(c);
-    if (!span || !t || !t->span_attr)
-        return;
-    ddb_attr a = {.key = key, .type = DDB_ATTR_INT, .v.i = v};
-    t->span_attr(t->arg, span, &a);
-}
-
-void dl_span_end(ddb_client *c, uint64_t span, const char *error_type)
-{
-    const ddb_telemetry *t = ddb_client_telemetry(c);
-    if (!span || !t || !t->span_end)
-        return;
-    t->span_end(t->arg, span, error_type);
 }
 
 const char *dl_error_type(const ddb_error *e, int rc)
@@ -106,11 +70,6 @@ void dl_metric_contention_retry(ddb_client *c, const char *table, const char *er
         {.key = "error.type", .type = DDB_ATTR_STR, .v.s = error_type},
     };
     metric(c, "dynalock.lock.contention_retries", "{retry}", a, 2);
-}
-
-bool dl_log_enabled(ddb_client *c, int level)
-{
-    return ddb__client_log_enabled(c, level);
 }
 
 void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,

@@ -80,10 +80,11 @@ static json_object *key_schema(const ddb_key_schema *k)
 static json_object *throughput(int64_t r, int64_t w)
 {
     json_object *p = json_object_new_object();
-    if (!p)
+    if (!ddb__jadd(p, "ReadCapacityUnits", json_object_new_int64(r > 0 ? r : 1)) ||
+        !ddb__jadd(p, "WriteCapacityUnits", json_object_new_int64(w > 0 ? w : 1))) {
+        json_object_put(p);
         return NULL;
-    json_object_object_add(p, "ReadCapacityUnits", json_object_new_int64(r > 0 ? r : 1));
-    json_object_object_add(p, "WriteCapacityUnits", json_object_new_int64(w > 0 ? w : 1));
+    }
     return p;
 }
 
@@ -109,29 +110,32 @@ static int add_indexes(json_object *req, json_object *defs, const char *field,
             rc = define_attr(defs, d->key.sk, d->key.sk_type, err);
         if (rc != 0)
             return rc;
-        json_object *e = json_object_new_object(), *proj = json_object_new_object();
-        json_object *ks = key_schema(&d->key);
         const char *pt = d->projection == DDB_PROJECT_KEYS_ONLY ? "KEYS_ONLY"
                          : d->projection == DDB_PROJECT_INCLUDE ? "INCLUDE" : "ALL";
-        if (!e || !proj || !ks || json_object_array_add(arr, e) != 0) {
+        json_object *e = json_object_new_object(), *proj = NULL;
+        if (!e || json_object_array_add(arr, e) != 0) {
             json_object_put(e);
-            json_object_put(proj);
-            json_object_put(ks);
             return ddb__fail(err, DDB_ENOMEM, "out of memory");
         }
-        ddb__jadd_str(e, "IndexName", d->name);
-        json_object_object_add(e, "KeySchema", ks);
-        ddb__jadd_str(proj, "ProjectionType", pt);
-        if (d->projection == DDB_PROJECT_INCLUDE) {
-            json_object *inc = json_object_new_array();
-            for (size_t k = 0; inc && d->include && d->include[k]; k++)
-                json_object_array_add(inc, json_object_new_string(d->include[k]));
-            json_object_object_add(proj, "NonKeyAttributes", inc);
+        bool ok = ddb__jadd_str(e, "IndexName", d->name) &&
+                  ddb__jadd(e, "KeySchema", key_schema(&d->key)) &&
+                  (proj = ddb__jadd(e, "Projection", json_object_new_object())) &&
+                  ddb__jadd_str(proj, "ProjectionType", pt);
+        if (ok && d->projection == DDB_PROJECT_INCLUDE) {
+            json_object *inc = ddb__jadd(proj, "NonKeyAttributes", json_object_new_array());
+            ok = inc != NULL;
+            for (size_t k = 0; ok && d->include && d->include[k]; k++) {
+                json_object *name = json_object_new_string(d->include[k]);
+                ok = name && json_object_array_add(inc, name) == 0;
+                if (!ok)
+                    json_object_put(name);
+            }
         }
-        json_object_object_add(e, "Projection", proj);
-        if (global && o->provisioned)
-            json_object_object_add(e, "ProvisionedThroughput",
-                                   throughput(o->read_capacity, o->write_capacity));
+        if (ok && global && o->provisioned)
+            ok = ddb__jadd(e, "ProvisionedThroughput",
+                           throughput(o->read_capacity, o->write_capacity)) != NULL;
+        if (!ok)
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -174,9 +178,12 @@ int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schem
     if ((rc = add_indexes(req, defs, "GlobalSecondaryIndexes", o->gsi, o->n_gsi, o, true, err)) != 0 ||
         (rc = add_indexes(req, defs, "LocalSecondaryIndexes", o->lsi, o->n_lsi, o, false, err)) != 0)
         goto out;
-    ddb__jadd_str(req, "BillingMode", o->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST");
-    if (o->provisioned)
-        json_object_object_add(req, "ProvisionedThroughput", throughput(o->read_capacity, o->write_capacity));
+    if (!ddb__jadd_str(req, "BillingMode", o->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST") ||
+        (o->provisioned && !ddb__jadd(req, "ProvisionedThroughput",
+                                      throughput(o->read_capacity, o->write_capacity)))) {
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+        goto out;
+    }
 
     ddb__call call = { .operation = "CreateTable", .table = name };
     json_object *resp = NULL;

@@ -47,6 +47,39 @@ static void pending_free(pending *q)
     free(q->v);
 }
 
+/* The request of one round, with up to max entries moved from q (*sent of them):
+ * {"RequestItems":{table:{"Keys":[...]}}} for a get (keys_key "Keys"), or
+ * {"RequestItems":{table:[...]}} for a write (keys_key NULL). NULL when out of memory. */
+static json_object *round_request(const char *table, const char *keys_key, bool consistent_read,
+                                  pending *q, size_t max, size_t *sent)
+{
+    json_object *req = json_object_new_object();
+    json_object *items = ddb__jadd(req, "RequestItems", json_object_new_object());
+    json_object *arr;
+    if (keys_key) {
+        json_object *tab = ddb__jadd(items, table, json_object_new_object());
+        arr = ddb__jadd(tab, keys_key, json_object_new_array());
+        if (arr && consistent_read && !ddb__jadd(tab, "ConsistentRead", json_object_new_boolean(1)))
+            arr = NULL;
+    } else {
+        arr = ddb__jadd(items, table, json_object_new_array());
+    }
+    *sent = 0;
+    while (arr && q->head < q->n && *sent < max) {
+        if (json_object_array_add(arr, q->v[q->head]) != 0) {
+            arr = NULL; /* the entry stays in q */
+        } else {
+            q->head++;
+            (*sent)++;
+        }
+    }
+    if (!arr) {
+        json_object_put(req);
+        return NULL;
+    }
+    return req;
+}
+
 /* Waits before the next round when the last one left work unprocessed. */
 static int backoff(ddb_client *c, int round, ddb_cancel *cancel, ddb_error *err, const char *op,
                    const char *table)
@@ -107,25 +140,11 @@ int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys
     }
     ddb__call call = { .operation = "BatchGetItem", .table = t->name };
     while (rc == 0 && q.head < q.n) {
-        json_object *req = json_object_new_object(), *ri = json_object_new_object(),
-                    *tab = json_object_new_object(), *karr = json_object_new_array();
-        if (!req || !ri || !tab || !karr) {
-            json_object_put(req);
-            json_object_put(ri);
-            json_object_put(tab);
-            json_object_put(karr);
+        size_t sent;
+        json_object *req = round_request(t->name, "Keys", consistent_read, &q, GET_CHUNK, &sent);
+        if (!req) {
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
             break;
-        }
-        json_object_object_add(req, "RequestItems", ri);
-        json_object_object_add(ri, t->name, tab);
-        json_object_object_add(tab, "Keys", karr);
-        if (consistent_read)
-            json_object_object_add(tab, "ConsistentRead", json_object_new_boolean(1));
-        size_t sent = 0;
-        while (q.head < q.n && sent < GET_CHUNK) {
-            json_object_array_add(karr, q.v[q.head++]);
-            sent++;
         }
         json_object *resp = NULL;
         rc = ddb__client_send(c, &call, req, &resp, cancel, NULL, err);
@@ -172,16 +191,12 @@ int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys
 
 static json_object *write_request(const char *kind, const char *field, const ddb_item *it)
 {
-    json_object *w = json_object_new_object(), *inner = json_object_new_object();
-    json_object *j = ddb__item_to_jobj(it);
-    if (!w || !inner || !j) {
+    json_object *w = json_object_new_object();
+    json_object *inner = ddb__jadd(w, kind, json_object_new_object());
+    if (!inner || ddb__jadd_item(inner, field, it, NULL) != 0) {
         json_object_put(w);
-        json_object_put(inner);
-        json_object_put(j);
         return NULL;
     }
-    json_object_object_add(inner, field, j);
-    json_object_object_add(w, kind, inner);
     return w;
 }
 
@@ -211,21 +226,11 @@ int ddb_table_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_pu
     }
     ddb__call call = { .operation = "BatchWriteItem", .table = t->name };
     while (rc == 0 && q.head < q.n) {
-        json_object *req = json_object_new_object(), *ri = json_object_new_object(),
-                    *arr = json_object_new_array();
-        if (!req || !ri || !arr) {
-            json_object_put(req);
-            json_object_put(ri);
-            json_object_put(arr);
+        size_t sent;
+        json_object *req = round_request(t->name, NULL, false, &q, WRITE_CHUNK, &sent);
+        if (!req) {
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
             break;
-        }
-        json_object_object_add(req, "RequestItems", ri);
-        json_object_object_add(ri, t->name, arr);
-        size_t sent = 0;
-        while (q.head < q.n && sent < WRITE_CHUNK) {
-            json_object_array_add(arr, q.v[q.head++]);
-            sent++;
         }
         json_object *resp = NULL;
         rc = ddb__client_send(c, &call, req, &resp, cancel, NULL, err);

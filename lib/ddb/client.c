@@ -239,29 +239,15 @@ int ddb__client_done(ddb_client *c, int rc)
 
 /* ------------------------------------------------------------ telemetry */
 
-static void span_str(ddb_client *c, uint64_t id, const char *key, const char *value)
-{
-    if (!value || !c->tel.span_attr)
-        return;
-    ddb_attr a = { .key = key, .type = DDB_ATTR_STR, .v.s = value };
-    c->tel.span_attr(c->tel.arg, id, &a);
-}
-
 static uint64_t span_begin(ddb_client *c, const ddb__call *call)
 {
-    if (!c->has_tel || !c->tel.span_start)
-        return 0;
-    uint64_t id = ddb__client_span_id(c);
-    c->tel.span_start(c->tel.arg, id, ddb_telemetry_get_parent(), call->operation, NULL, 0);
-    span_str(c, id, "db.system.name", "aws.dynamodb");
-    span_str(c, id, "db.operation.name", call->operation);
-    span_str(c, id, "db.collection.name", call->table);
-    span_str(c, id, "aws.dynamodb.table_names", call->table_names ? call->table_names : call->table);
-    span_str(c, id, "server.address", c->server_address);
-    if (c->tel.span_attr) {
-        ddb_attr port = { .key = "server.port", .type = DDB_ATTR_INT, .v.i = c->server_port };
-        c->tel.span_attr(c->tel.arg, id, &port);
-    }
+    uint64_t id = ddb__span_start(c, call->operation, ddb_telemetry_get_parent(), NULL, 0);
+    ddb__span_str(c, id, "db.system.name", "aws.dynamodb");
+    ddb__span_str(c, id, "db.operation.name", call->operation);
+    ddb__span_str(c, id, "db.collection.name", call->table);
+    ddb__span_str(c, id, "aws.dynamodb.table_names", call->table_names ? call->table_names : call->table);
+    ddb__span_str(c, id, "server.address", c->server_address);
+    ddb__span_int(c, id, "server.port", c->server_port);
     return id;
 }
 
@@ -270,16 +256,10 @@ static void span_finish(ddb_client *c, uint64_t id, const ddb__call *call, int64
 {
     if (!c->has_tel)
         return;
-    if (id) {
-        if (error_type)
-            span_str(c, id, "error.type", error_type);
-        if (c->tel.span_attr && retries > 0) {
-            ddb_attr r = { .key = "aws.dynamodb.retries", .type = DDB_ATTR_INT, .v.i = retries };
-            c->tel.span_attr(c->tel.arg, id, &r);
-        }
-        if (c->tel.span_end)
-            c->tel.span_end(c->tel.arg, id, error_type);
-    }
+    ddb__span_str(c, id, "error.type", error_type);
+    if (retries > 0)
+        ddb__span_int(c, id, "aws.dynamodb.retries", retries);
+    ddb__span_end(c, id, error_type);
     if (c->tel.metric) {
         double seconds = (double)(ddb_clock_mono_ns(c->clock) - start_ns) / 1e9;
         ddb_attr attrs[5];
@@ -715,6 +695,15 @@ const char *ddb_table_sk(const ddb_table *t) { return t ? t->sk : NULL; }
 ddb_client *ddb_table_client(const ddb_table *t) { return t ? t->client : NULL; }
 
 /* ------------------------------------------------------------- JSON helpers */
+
+json_object *ddb__jadd(json_object *o, const char *key, json_object *v)
+{
+    if (!o || !v || json_object_object_add(o, key, v) != 0) {
+        json_object_put(v);
+        return NULL;
+    }
+    return v;
+}
 
 bool ddb__jadd_str(json_object *o, const char *key, const char *s)
 {

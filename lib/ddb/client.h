@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <json-c/json.h>
 
+#include "buf.h"
 #include "internal.h"
 #include "items.h"
 #include "scheduler.h"
@@ -100,20 +101,12 @@ typedef struct ddb__call {
     const char *table_names;
 } ddb__call;
 
-/* ---- request text (json.c): a growing buffer; a failed allocation sticks in `oom` and
- * is reported once at the end. Zero-initialise; ddb__text_free releases it. */
-typedef struct ddb__text {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} ddb__text;
-void ddb__text_put(ddb__text *t, const char *s, size_t n);
-void ddb__text_puts(ddb__text *t, const char *s);
+/* ---- request text (json.c), written into a dl_buf (common/buf.h): a failed
+ * allocation sticks in its `oom` and is reported once at the end. */
 /* s (n bytes) as a JSON string, quoted and escaped as json-c does (no '/' escaping). */
-void ddb__text_json_str(ddb__text *t, const char *s, size_t n);
+void ddb__text_json_str(dl_buf *t, const char *s, size_t n);
 /* The item as DynamoDB JSON ({"pk":{"S":"a"}}). */
-void ddb__text_item(ddb__text *t, const ddb_item *it);
-void ddb__text_free(ddb__text *t);
+void ddb__text_item(dl_buf *t, const ddb_item *it);
 
 /* ---- signing (client.c): the header lines of one signed attempt. Lines point into
  * `inline_buf` (or `heap` when a long session token does not fit). */
@@ -137,9 +130,9 @@ int ddb__client_send_text(ddb_client *c, const ddb__call *call, const char *body
  * and decoding stages alone. The builders fill out (emptied first) with the request
  * text; ddb__item_answer reads `item_key` and ConsumedCapacity of an answer into res. */
 int ddb__get_request(const ddb_table *t, const ddb_item *key, const ddb_get_options *o,
-                     ddb__text *out, ddb_error *err);
+                     dl_buf *out, ddb_error *err);
 int ddb__update_request(const ddb_table *t, const ddb_item *key, const char *update,
-                        const ddb_write_options *o, ddb__text *out, ddb_error *err);
+                        const ddb_write_options *o, dl_buf *out, ddb_error *err);
 int ddb__item_answer(json_object *resp, const char *item_key, ddb_result *res, ddb_error *err);
 
 /* Sends a request built as JSON, with retries. On success *resp is the parsed answer
@@ -171,7 +164,11 @@ int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t l
 /* Marks the end of a public call for fake-clock settling; returns rc. */
 int ddb__client_done(ddb_client *c, int rc);
 
-/* ---- small JSON helpers used by the operation modules (ops.c) */
+/* ---- small JSON helpers: the requests other than ops.c's are json-c trees built with
+ * these, each add checked */
+/* Adds key -> v to o, taking v (put on failure, also when o is NULL). Returns v, borrowed,
+ * or NULL when out of memory, so that a chain of adds stops at the first failure. */
+json_object *ddb__jadd(json_object *o, const char *key, json_object *v);
 /* Adds key -> a new string; false when out of memory. */
 bool ddb__jadd_str(json_object *o, const char *key, const char *s);
 /* Adds ExpressionAttributeNames from pairs and ExpressionAttributeValues from values. */

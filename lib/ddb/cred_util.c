@@ -3,6 +3,7 @@
  * STS and SSO, a cap on the answer, the cancel token's eventfd),
  * ISO 8601 times, the few XML elements of an STS answer, form encoding, small files. */
 #include "internal.h"
+#include "buf.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -13,6 +13,8 @@
  * wakeup. Nothing here keeps global state but libcurl's global initialisation. */
 #include "client.h"
 
+#include "buf.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <poll.h>
@@ -29,8 +31,6 @@
 /* The longest a blocking poll sleeps before asking curl again; curl shortens it to its
  * own next timeout, and the cancel eventfd wakes it at once. */
 #define HTTP_POLL_MAX_MS 1000
-/* The first size of an answer's buffer, doubled as it grows. */
-#define HTTP_BODY_FIRST_CAP 1024
 /* The Date header a client answer keeps (an IMF-fixdate is 29 bytes). */
 #define HTTP_DATE_MAX ((int)sizeof(((ddb__http_response *)0)->date))
 
@@ -107,10 +107,9 @@ void ddb__http_conn_free(ddb__http_conn *c)
 
 /* Where the callbacks put an answer. */
 typedef struct sink {
-    char *buf;
-    size_t len, cap;
+    dl_buf body;
     size_t max;                  /* the body's cap; 0: none */
-    bool oom, too_big;
+    bool oom, too_big;           /* oom: a header's copy (the body's is body.oom) */
     /* a client answer's two headers, in fixed fields */
     char *request_id;            /* DDB_REQUEST_ID_MAX bytes, or NULL */
     char *date;                  /* HTTP_DATE_MAX bytes, or NULL */
@@ -125,26 +124,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     sink *k = arg;
     size_t n = size * nmemb;
-    if (k->max && n > k->max - k->len) {
+    if (k->max && n > k->max - k->body.len) {
         k->too_big = true;
         return 0;
     }
-    if (k->len + n + 1 > k->cap) {
-        size_t cap = k->cap ? k->cap : HTTP_BODY_FIRST_CAP;
-        while (cap < k->len + n + 1)
-            cap *= 2;
-        char *nb = realloc(k->buf, cap);
-        if (!nb) {
-            k->oom = true;
-            return 0;
-        }
-        k->buf = nb;
-        k->cap = cap;
-    }
-    memcpy(k->buf + k->len, data, n);
-    k->len += n;
-    k->buf[k->len] = '\0';
-    return n;
+    dl__buf_put(&k->body, data, n);
+    return k->body.oom ? 0 : n;
 }
 
 /* When the header line data[0..n) is header `name` (without its colon), its value
@@ -280,7 +265,7 @@ static int transfer_failed(const char *errbuf, int rc, CURLcode cc, const sink *
         return ddb__fail(err, rc, "no eventfd for the cancel token: %s", strerror(errno));
     if (rc != 0)
         return ddb__fail(err, rc, "libcurl's multi interface failed");
-    if (k->oom)
+    if (k->oom || k->body.oom)
         return ddb__fail(err, DDB_ENOMEM, "out of memory reading the answer");
     if (k->too_big)
         return ddb__fail(err, DDB_EPROTOCOL, "the answer is larger than the %zu bytes allowed",
@@ -377,11 +362,8 @@ int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel 
         bool broken;
         int run = slot_run(conn, cancel, &cc, &broken);
         rc = transfer_failed(conn->errbuf, run, cc, &k, err);
-        if (rc == 0) {
+        if (rc == 0)
             curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
-            if (!k.buf && !(k.buf = calloc(1, 1)))
-                rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-        }
         /* Nothing the handle keeps may point at this call's lists or sink. */
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
         curl_easy_setopt(e, CURLOPT_RESOLVE, NULL);
@@ -402,16 +384,16 @@ int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel 
     curl_slist_free_all(hl);
     curl_slist_free_all(resolve);
     slot_free(own);
+    if (rc == 0 && !(out->body = dl__buf_take(&k.body, &out->len)))
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
     if (rc != 0) {
         out->status = 0;
-        free(k.buf);
+        dl__buf_cleanup(&k.body);
         for (size_t i = 0; k.got && i < k.n_want; i++)
             free(k.got[i]);
         free(k.got);
         return rc;
     }
-    out->body = k.buf;
-    out->len = k.len;
     out->header_values = k.got;
     out->n_header_values = k.n_want;
     return 0;
@@ -650,15 +632,13 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     if (rc == 0)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
     slot_give(h, s, broken);
-    if (rc == 0 && !k.buf && !(k.buf = calloc(1, 1)))
+    if (rc == 0 && !(out->body = dl__buf_take(&k.body, &out->len)))
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
     if (rc != 0) {
-        free(k.buf);
+        dl__buf_cleanup(&k.body);
         memset(out, 0, sizeof *out);
         return rc;
     }
-    out->body = k.buf;
-    out->len = k.len;
     return 0;
 }
 
@@ -716,7 +696,7 @@ static void xfer_destroy(ddb__http_xfer *x)
     if (x->easy)
         curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->headers);
-    free(x->k.buf);
+    dl__buf_cleanup(&x->k.body);
     free(x);
 }
 
@@ -765,7 +745,7 @@ static void xfer_give(ddb__http_async *a, ddb__http_xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(x->headers);
     x->headers = NULL;
-    free(x->k.buf);
+    dl__buf_cleanup(&x->k.body);
     memset(&x->k, 0, sizeof x->k);
     x->done = NULL;
     x->arg = NULL;
@@ -836,9 +816,7 @@ static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
     rc = transfer_failed(x->errbuf, 0, cc, &x->k, &e);
     if (rc == 0) {
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp.status);
-        resp.body = x->k.buf ? x->k.buf : calloc(1, 1);
-        resp.len = x->k.len;
-        x->k.buf = NULL;
+        resp.body = dl__buf_take(&x->k.body, &resp.len);
         memcpy(resp.request_id, x->request_id, sizeof resp.request_id);
         memcpy(resp.date, x->date, sizeof resp.date);
         if (!resp.body)

@@ -195,7 +195,7 @@ int64_t ddb__parse_iso8601_ms(const char *s);
 /* The text of the first <tag> inside the first <within> of an XML document, entities
  * decoded (malloc'd), or NULL. */
 char *ddb__xml_text(const char *doc, const char *within, const char *tag);
-/* Appends key=value, form-encoded, to a ddb__text-like buffer (malloc'd *buf). false
+/* Appends key=value, form-encoded, to the malloc'd string *buf, which it grows. false
  * when out of memory. */
 bool ddb__form_add(char **buf, const char *key, const char *value);
 /* Reads a small text file (at most max bytes) trimmed; NULL with errno set on failure. */

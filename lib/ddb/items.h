@@ -30,17 +30,10 @@ struct ddb_item {
  * or NULL when out of memory; the from_ functions fill err on malformed input. */
 json_object *ddb__value_to_jobj(const ddb_value *v);
 json_object *ddb__item_to_jobj(const ddb_item *it);
-ddb_value *ddb__value_from_jobj(json_object *o, ddb_error *err);
 ddb_item *ddb__item_from_jobj(json_object *o, ddb_error *err);
 /* Parses text into a json-c object; NULL with err (DDB_EPROTOCOL, or `bad_code`) when it
  * is not one complete JSON document. */
 json_object *ddb__json_parse(const char *text, size_t len, int bad_code, ddb_error *err);
-
-/* Base64 (standard alphabet, padded), used for B values. */
-char *ddb__base64_encode(const void *data, size_t len, size_t *out_len);
-/* Decodes into *bytes, a malloc'd buffer (NUL-terminated for convenience): 0, DDB_EINVAL
- * when text is not base64, or DDB_ENOMEM. */
-int ddb__base64_decode(const char *text, size_t len, unsigned char **bytes, size_t *out_len);
 
 /* True when text is a valid DynamoDB number (common/decimal.h). */
 bool ddb__number_valid(const char *text, size_t len);

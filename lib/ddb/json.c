@@ -7,95 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
+#include "buf.h"
 #include "client.h"
 #include "internal.h"
-
-/* ----------------------------------------------------------------- base64 */
-
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *ddb__base64_encode(const void *data, size_t len, size_t *out_len)
-{
-    const unsigned char *in = data;
-    size_t n = 4 * ((len + 2) / 3);
-    char *out = malloc(n + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0, i = 0;
-    for (; i + 2 < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-        out[o++] = b64_alphabet[v >> 18 & 63];
-        out[o++] = b64_alphabet[v >> 12 & 63];
-        out[o++] = b64_alphabet[v >> 6 & 63];
-        out[o++] = b64_alphabet[v & 63];
-    }
-    if (i < len) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)in[i + 1] << 8;
-        out[o++] = b64_alphabet[v >> 18 & 63];
-        out[o++] = b64_alphabet[v >> 12 & 63];
-        out[o++] = i + 1 < len ? b64_alphabet[v >> 6 & 63] : '=';
-        out[o++] = '=';
-    }
-    out[o] = '\0';
-    if (out_len)
-        *out_len = o;
-    return out;
-}
-
-static int b64_index(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-int ddb__base64_decode(const char *text, size_t len, unsigned char **decoded, size_t *out_len)
-{
-    *decoded = NULL;
-    if (len % 4 != 0)
-        return DDB_EINVAL;
-    size_t pad = 0;
-    if (len >= 1 && text[len - 1] == '=')
-        pad++;
-    if (len >= 2 && text[len - 2] == '=')
-        pad++;
-    size_t n = len / 4 * 3 - pad;
-    unsigned char *out = malloc(n + 1);
-    if (!out)
-        return DDB_ENOMEM;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int q[4];
-        for (int k = 0; k < 4; k++) {
-            unsigned char c = (unsigned char)text[i + k];
-            bool pad_ok = (c == '=') && i + 4 == len && (k == 3 || (k == 2 && text[i + 3] == '='));
-            q[k] = pad_ok ? 0 : b64_index(c);
-            if (q[k] < 0) {
-                free(out);
-                return DDB_EINVAL;
-            }
-        }
-        uint32_t v = (uint32_t)q[0] << 18 | (uint32_t)q[1] << 12 | (uint32_t)q[2] << 6 | (uint32_t)q[3];
-        unsigned char bytes[3] = { (unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v };
-        for (int k = 0; k < 3 && o < n; k++)
-            out[o++] = bytes[k];
-    }
-    out[n] = '\0';
-    *out_len = n;
-    *decoded = out;
-    return 0;
-}
 
 /* ------------------------------------------------------------ to DynamoDB JSON */
 
@@ -103,7 +18,7 @@ static json_object *buf_string(const ddb_value *v)
 {
     if (v->type == DDB_B) {
         size_t n;
-        char *enc = ddb__base64_encode(v->u.buf.p, v->u.buf.len, &n);
+        char *enc = dl__base64_encode(v->u.buf.p, v->u.buf.len, &n);
         if (!enc)
             return NULL;
         json_object *s = json_object_new_string_len(enc, (int)n);
@@ -201,50 +116,16 @@ json_object *ddb__item_to_jobj(const ddb_item *it)
  * The request path writes items straight into the request text: building a json-c tree
  * and serialising it costs an allocation per node and a second pass. */
 
-void ddb__text_put(ddb__text *t, const char *s, size_t n)
-{
-    if (t->oom)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 512;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *np = realloc(t->p, cap);
-        if (!np) {
-            t->oom = true;
-            return;
-        }
-        t->p = np;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-    t->p[t->len] = '\0';
-}
-
-void ddb__text_puts(ddb__text *t, const char *s)
-{
-    ddb__text_put(t, s, strlen(s));
-}
-
-void ddb__text_free(ddb__text *t)
-{
-    if (!t)
-        return;
-    free(t->p);
-    memset(t, 0, sizeof *t);
-}
-
-void ddb__text_json_str(ddb__text *t, const char *s, size_t n)
+void ddb__text_json_str(dl_buf *t, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    ddb__text_put(t, "\"", 1);
+    dl__buf_put(t, "\"", 1);
     size_t run = 0; /* start of the bytes not yet copied */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        ddb__text_put(t, s + run, i - run);
+        dl__buf_put(t, s + run, i - run);
         run = i + 1;
         char e[6] = { '\\', 0 };
         size_t el = 2;
@@ -264,38 +145,38 @@ void ddb__text_json_str(ddb__text *t, const char *s, size_t n)
             e[5] = hex[c & 15];
             el = 6;
         }
-        ddb__text_put(t, e, el);
+        dl__buf_put(t, e, el);
     }
-    ddb__text_put(t, s + run, n - run);
-    ddb__text_put(t, "\"", 1);
+    dl__buf_put(t, s + run, n - run);
+    dl__buf_put(t, "\"", 1);
 }
 
-static void text_buf(ddb__text *t, const ddb_value *v)
+static void text_buf(dl_buf *t, const ddb_value *v)
 {
     if (v->type == DDB_B) {
-        size_t n;
-        char *enc = ddb__base64_encode(v->u.buf.p, v->u.buf.len, &n);
-        if (!enc) {
+        /* the base64 alphabet needs no JSON escape: written straight into t */
+        size_t n = dl__base64_encoded_len(v->u.buf.len);
+        dl__buf_putc(t, '"');
+        if ((n > 0 || v->u.buf.len == 0) && dl__buf_reserve(t, n))
+            t->len += dl__base64_encode_to(v->u.buf.p, v->u.buf.len, t->p + t->len);
+        else
             t->oom = true;
-            return;
-        }
-        ddb__text_json_str(t, enc, n);
-        free(enc);
+        dl__buf_putc(t, '"');
         return;
     }
     ddb__text_json_str(t, v->u.buf.p, v->u.buf.len);
 }
 
-static void text_value(ddb__text *t, const ddb_value *v)
+static void text_value(dl_buf *t, const ddb_value *v)
 {
     const char *tag = v ? type_tag(v->type) : NULL;
     if (!tag) {
         t->oom = true; /* not a value libddb made; nothing sensible to send */
         return;
     }
-    ddb__text_puts(t, "{\"");
-    ddb__text_puts(t, tag);
-    ddb__text_puts(t, "\":");
+    dl__buf_puts(t, "{\"");
+    dl__buf_puts(t, tag);
+    dl__buf_puts(t, "\":");
     switch (v->type) {
     case DDB_S:
     case DDB_N:
@@ -303,10 +184,10 @@ static void text_value(ddb__text *t, const ddb_value *v)
         text_buf(t, v);
         break;
     case DDB_BOOL:
-        ddb__text_puts(t, v->u.b ? "true" : "false");
+        dl__buf_puts(t, v->u.b ? "true" : "false");
         break;
     case DDB_NULL:
-        ddb__text_puts(t, "true");
+        dl__buf_puts(t, "true");
         break;
     case DDB_M:
         ddb__text_item(t, v->u.m);
@@ -315,36 +196,36 @@ static void text_value(ddb__text *t, const ddb_value *v)
     case DDB_SS:
     case DDB_NS:
     case DDB_BS:
-        ddb__text_put(t, "[", 1);
+        dl__buf_put(t, "[", 1);
         for (size_t i = 0; i < v->u.list.n; i++) {
             if (i > 0)
-                ddb__text_put(t, ",", 1);
+                dl__buf_put(t, ",", 1);
             if (v->type == DDB_L)
                 text_value(t, v->u.list.v[i]);
             else
                 text_buf(t, v->u.list.v[i]);
         }
-        ddb__text_put(t, "]", 1);
+        dl__buf_put(t, "]", 1);
         break;
     }
-    ddb__text_put(t, "}", 1);
+    dl__buf_put(t, "}", 1);
 }
 
-void ddb__text_item(ddb__text *t, const ddb_item *it)
+void ddb__text_item(dl_buf *t, const ddb_item *it)
 {
     if (!it) {
         t->oom = true;
         return;
     }
-    ddb__text_put(t, "{", 1);
+    dl__buf_put(t, "{", 1);
     for (size_t i = 0; i < it->n; i++) {
         if (i > 0)
-            ddb__text_put(t, ",", 1);
+            dl__buf_put(t, ",", 1);
         ddb__text_json_str(t, it->attrs[i].name, strlen(it->attrs[i].name));
-        ddb__text_put(t, ":", 1);
+        dl__buf_put(t, ":", 1);
         text_value(t, it->attrs[i].value);
     }
-    ddb__text_put(t, "}", 1);
+    dl__buf_put(t, "}", 1);
 }
 
 static char *jobj_text(json_object *o)
@@ -396,12 +277,12 @@ static ddb_value *scalar_from(ddb_type t, json_object *s, int code, ddb_error *e
     }
     size_t n;
     unsigned char *bytes;
-    int brc = ddb__base64_decode(p, len, &bytes, &n);
-    if (brc == DDB_ENOMEM) {
+    dl_base64_status brc = dl__base64_decode(p, len, &bytes, &n);
+    if (brc == DL_B64_NOMEM) {
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
-    if (brc != 0) {
+    if (brc != DL_B64_OK) {
         ddb__fail(err, code, "a B value is not valid base64");
         return NULL;
     }
@@ -535,13 +416,6 @@ static ddb_item *item_from(json_object *o, int code, int depth, ddb_error *err)
         }
     }
     return it;
-}
-
-ddb_value *ddb__value_from_jobj(json_object *o, ddb_error *err)
-{
-    if (err)
-        err->code = 0;
-    return value_from(o, DDB_EPROTOCOL, 0, err);
 }
 
 ddb_item *ddb__item_from_jobj(json_object *o, ddb_error *err)

@@ -40,55 +40,55 @@ static double consumed_of(json_object *resp)
 /* ---- request text. The single-item operations write their request straight into text
  * (the other modules build json-c objects): this is the path most calls take. */
 
-static void text_key(ddb__text *b, const char *key)
+static void text_key(dl_buf *b, const char *key)
 {
-    ddb__text_put(b, ",\"", 2);
-    ddb__text_puts(b, key);
-    ddb__text_put(b, "\":", 2);
+    dl__buf_put(b, ",\"", 2);
+    dl__buf_puts(b, key);
+    dl__buf_put(b, "\":", 2);
 }
 
-static void text_str_field(ddb__text *b, const char *key, const char *value)
+static void text_str_field(dl_buf *b, const char *key, const char *value)
 {
     text_key(b, key);
     ddb__text_json_str(b, value, strlen(value));
 }
 
 /* {"TableName":"name" -- the object is closed by text_end. */
-static void text_begin(ddb__text *b, const ddb_table *t)
+static void text_begin(dl_buf *b, const ddb_table *t)
 {
     b->len = 0;
     b->oom = false;
-    ddb__text_puts(b, "{\"TableName\":");
+    dl__buf_puts(b, "{\"TableName\":");
     ddb__text_json_str(b, t->name, strlen(t->name));
 }
 
-static int text_end(ddb__text *b, ddb_error *err)
+static int text_end(dl_buf *b, ddb_error *err)
 {
-    ddb__text_put(b, "}", 1);
+    dl__buf_put(b, "}", 1);
     return b->oom ? ddb__fail(err, DDB_ENOMEM, "out of memory") : 0;
 }
 
-static int text_names(ddb__text *b, ddb_names names, ddb_error *err)
+static int text_names(dl_buf *b, ddb_names names, ddb_error *err)
 {
     if (!names || !names[0])
         return 0;
     text_key(b, "ExpressionAttributeNames");
-    ddb__text_put(b, "{", 1);
+    dl__buf_put(b, "{", 1);
     for (size_t i = 0; names[i]; i += 2) {
         if (!names[i + 1])
             return ddb__fail(err, DDB_EINVAL, "expression name '%.64s' has no attribute", names[i]);
         if (i > 0)
-            ddb__text_put(b, ",", 1);
+            dl__buf_put(b, ",", 1);
         ddb__text_json_str(b, names[i], strlen(names[i]));
-        ddb__text_put(b, ":", 1);
+        dl__buf_put(b, ":", 1);
         ddb__text_json_str(b, names[i + 1], strlen(names[i + 1]));
     }
-    ddb__text_put(b, "}", 1);
+    dl__buf_put(b, "}", 1);
     return 0;
 }
 
 /* The write options shared by Put, Update and Delete. */
-static int text_write_options(ddb__text *b, const ddb_write_options *o, ddb_error *err)
+static int text_write_options(dl_buf *b, const ddb_write_options *o, ddb_error *err)
 {
     if (!o)
         return 0;
@@ -113,7 +113,7 @@ static int text_write_options(ddb__text *b, const ddb_write_options *o, ddb_erro
 }
 
 int ddb__get_request(const ddb_table *t, const ddb_item *key, const ddb_get_options *o,
-                     ddb__text *out, ddb_error *err)
+                     dl_buf *out, ddb_error *err)
 {
     text_begin(out, t);
     text_key(out, "Key");
@@ -121,7 +121,7 @@ int ddb__get_request(const ddb_table *t, const ddb_item *key, const ddb_get_opti
     if (o) {
         if (o->consistent_read) {
             text_key(out, "ConsistentRead");
-            ddb__text_puts(out, "true");
+            dl__buf_puts(out, "true");
         }
         if (o->projection)
             text_str_field(out, "ProjectionExpression", o->projection);
@@ -134,7 +134,7 @@ int ddb__get_request(const ddb_table *t, const ddb_item *key, const ddb_get_opti
 
 /* PutItem (`field` "Item") and DeleteItem ("Key"). */
 static int write_request(const ddb_table *t, const char *field, const ddb_item *item,
-                         const ddb_write_options *o, ddb__text *out, ddb_error *err)
+                         const ddb_write_options *o, dl_buf *out, ddb_error *err)
 {
     text_begin(out, t);
     text_key(out, field);
@@ -144,7 +144,7 @@ static int write_request(const ddb_table *t, const char *field, const ddb_item *
 }
 
 int ddb__update_request(const ddb_table *t, const ddb_item *key, const char *update,
-                        const ddb_write_options *o, ddb__text *out, ddb_error *err)
+                        const ddb_write_options *o, dl_buf *out, ddb_error *err)
 {
     text_begin(out, t);
     text_key(out, "Key");
@@ -190,7 +190,7 @@ static int read_answer(const char *op, int rc, json_object *resp, const char *it
 }
 
 /* Sends the request text (freed here) and reads `item_key` of the answer into res. */
-static int run(ddb_table *t, const char *op, ddb__text *req, const char *item_key,
+static int run(ddb_table *t, const char *op, dl_buf *req, const char *item_key,
                ddb_cancel *cancel, ddb_result *res, ddb_error *err)
 {
     ddb_client *c = t->client;
@@ -198,7 +198,7 @@ static int run(ddb_table *t, const char *op, ddb__text *req, const char *item_ke
     json_object *resp = NULL;
     int retries = 0;
     int rc = ddb__client_send_text(c, &call, req->p, req->len, &resp, cancel, &retries, err);
-    ddb__text_free(req);
+    dl__buf_cleanup(req);
     rc = read_answer(op, rc, resp, item_key, retries, res, err);
     json_object_put(resp);
     return ddb__client_done(c, rc);
@@ -221,12 +221,12 @@ static void item_reply(void *arg, int rc, json_object *resp, int retries, ddb_er
     free(ic);
 }
 
-static int start(ddb_table *t, const char *op, ddb__text *req, const char *item_key,
+static int start(ddb_table *t, const char *op, dl_buf *req, const char *item_key,
                  ddb_cancel *cancel, ddb__item_reply_fn fn, void *arg, ddb_error *err)
 {
     item_call *ic = malloc(sizeof *ic);
     if (!ic) {
-        ddb__text_free(req);
+        dl__buf_cleanup(req);
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
     *ic = (item_call){ .op = op, .item_key = item_key, .fn = fn, .arg = arg };
@@ -265,9 +265,9 @@ int ddb_table_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options 
     int rc = check_table(t, key, "key", err);
     if (rc != 0)
         return rc;
-    ddb__text req = { 0 };
+    dl_buf req = { 0 };
     if ((rc = ddb__get_request(t, key, o, &req, err)) != 0) {
-        ddb__text_free(&req);
+        dl__buf_cleanup(&req);
         return rc;
     }
     return run(t, "GetItem", &req, "Item", cancel, res, err);
@@ -283,9 +283,9 @@ int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_optio
         return rc;
     if (o && o->return_values != DDB_RETURN_NONE && o->return_values != DDB_RETURN_ALL_OLD)
         return ddb__fail(err, DDB_EINVAL, "PutItem on %s returns only NONE or ALL_OLD", t->name);
-    ddb__text req = { 0 };
+    dl_buf req = { 0 };
     if ((rc = write_request(t, "Item", item, o, &req, err)) != 0) {
-        ddb__text_free(&req);
+        dl__buf_cleanup(&req);
         return rc;
     }
     return run(t, "PutItem", &req, "Attributes", cancel, res, err);
@@ -293,11 +293,11 @@ int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_optio
 
 /* The text of an UpdateItem, after the table and key are checked. */
 static int update_req(ddb_table *t, const ddb_item *key, const char *update,
-                      const ddb_write_options *o, ddb__text *req, ddb_error *err)
+                      const ddb_write_options *o, dl_buf *req, ddb_error *err)
 {
     int rc = check_table(t, key, "key", err);
     if (rc == 0 && (rc = ddb__update_request(t, key, update, o, req, err)) != 0)
-        ddb__text_free(req);
+        dl__buf_cleanup(req);
     return rc;
 }
 
@@ -307,7 +307,7 @@ int ddb_table_update_item(ddb_table *t, const ddb_item *key, const char *update,
 {
     ddb__err_reset(err);
     result_reset(res);
-    ddb__text req = { 0 };
+    dl_buf req = { 0 };
     int rc = update_req(t, key, update, o, &req, err);
     return rc ? rc : run(t, "UpdateItem", &req, "Attributes", cancel, res, err);
 }
@@ -316,7 +316,7 @@ int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update
                            const ddb_write_options *o, ddb_cancel *cancel,
                            ddb__item_reply_fn fn, void *arg, ddb_error *err)
 {
-    ddb__text req = { 0 };
+    dl_buf req = { 0 };
     int rc = update_req(t, key, update, o, &req, err);
     return rc ? rc : start(t, "UpdateItem", &req, "Attributes", cancel, fn, arg, err);
 }
@@ -331,9 +331,9 @@ int ddb_table_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_opt
         return rc;
     if (o && o->return_values != DDB_RETURN_NONE && o->return_values != DDB_RETURN_ALL_OLD)
         return ddb__fail(err, DDB_EINVAL, "DeleteItem on %s returns only NONE or ALL_OLD", t->name);
-    ddb__text req = { 0 };
+    dl_buf req = { 0 };
     if ((rc = write_request(t, "Key", key, o, &req, err)) != 0) {
-        ddb__text_free(&req);
+        dl__buf_cleanup(&req);
         return rc;
     }
     return run(t, "DeleteItem", &req, "Attributes", cancel, res, err);

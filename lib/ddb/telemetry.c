@@ -1,6 +1,8 @@
-/* telemetry.c: the span that requests started on a thread become children of. A
+/* telemetry.c: the span that requests started on a thread become children of (a
  * thread-local, like the reference's ambient activity: a thread started by the caller
- * does not inherit it (hand it on with ddb_telemetry_set_parent). */
+ * does not inherit it; hand it on with ddb_telemetry_set_parent), and the span plumbing
+ * shared by the client's request spans (client.c) and the lock layer's (coord/observe.c):
+ * each call does nothing when the client has no telemetry or the span is 0. */
 #include "internal.h"
 
 static _Thread_local uint64_t tl_parent_span;
@@ -15,4 +17,46 @@ uint64_t ddb_telemetry_set_parent(uint64_t span_id)
 uint64_t ddb_telemetry_get_parent(void)
 {
     return tl_parent_span;
+}
+
+uint64_t ddb__span_start(ddb_client *c, const char *name, uint64_t parent,
+                         const uint64_t *links, size_t n_links)
+{
+    const ddb_telemetry *t = ddb_client_telemetry(c);
+    if (!t || (!t->span_start && !t->span_attr && !t->span_end))
+        return 0;
+    uint64_t id = ddb__client_span_id(c);
+    if (t->span_start)
+        t->span_start(t->arg, id, parent, name, links, n_links);
+    return id;
+}
+
+static void span_attr(ddb_client *c, uint64_t span, const ddb_attr *a)
+{
+    const ddb_telemetry *t = ddb_client_telemetry(c);
+    if (span && t && t->span_attr)
+        t->span_attr(t->arg, span, a);
+}
+
+void ddb__span_str(ddb_client *c, uint64_t span, const char *key, const char *v)
+{
+    if (v)
+        span_attr(c, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_STR, .v.s = v });
+}
+
+void ddb__span_int(ddb_client *c, uint64_t span, const char *key, int64_t v)
+{
+    span_attr(c, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_INT, .v.i = v });
+}
+
+void ddb__span_bool(ddb_client *c, uint64_t span, const char *key, bool v)
+{
+    span_attr(c, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_BOOL, .v.b = v });
+}
+
+void ddb__span_end(ddb_client *c, uint64_t span, const char *error_type)
+{
+    const ddb_telemetry *t = ddb_client_telemetry(c);
+    if (span && t && t->span_end)
+        t->span_end(t->arg, span, error_type);
 }

@@ -279,8 +279,13 @@ int ddb_tx_send(ddb_tx *tx, ddb_cancel *cancel, ddb_error *err)
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < tx->n; i++)
-        json_object_array_add(arr, json_object_get(tx->actions[i].req));
+    for (size_t i = 0; i < tx->n; i++) {
+        if (json_object_array_add(arr, json_object_get(tx->actions[i].req)) != 0) {
+            json_object_put(tx->actions[i].req);
+            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     if (tx->token && !ddb__jadd_str(req, "ClientRequestToken", tx->token)) {
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto out;
@@ -339,16 +344,14 @@ int ddb_client_transact_get(ddb_client *c, ddb_table *const *tables, const ddb_i
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         tn[i] = tables[i]->name;
-        json_object *g = json_object_new_object(), *w = json_object_new_object();
-        if (!g || !w || !ddb__jadd_str(g, "TableName", tables[i]->name) ||
-            ddb__jadd_item(g, "Key", keys[i], NULL) != 0) {
-            json_object_put(g);
+        json_object *w = json_object_new_object();
+        json_object *g = ddb__jadd(w, "Get", json_object_new_object());
+        if (!g || !ddb__jadd_str(g, "TableName", tables[i]->name) ||
+            ddb__jadd_item(g, "Key", keys[i], NULL) != 0 || json_object_array_add(arr, w) != 0) {
             json_object_put(w);
             rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
             break;
         }
-        json_object_object_add(w, "Get", g);
-        json_object_array_add(arr, w);
     }
     if (rc != 0)
         goto out;
