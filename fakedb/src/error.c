@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((format(printf, 3, 0)))
-static int vfail(fakedb__error *e, const char *type, const char *fmt, va_list ap)
+int fakedb__error_vset(fakedb__error *e, const char *type, const char *fmt, va_list ap)
 {
     e->type = type;
     vsnprintf(e->message, sizeof e->message, fmt, ap);
@@ -19,7 +18,7 @@ int fakedb__fail(fakedb__error *e, const char *type, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(e, type, fmt, ap);
+    fakedb__error_vset(e, type, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -28,7 +27,7 @@ int fakedb__fail_validation(fakedb__error *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(e, FDB_E_VALIDATION, fmt, ap);
+    fakedb__error_vset(e, FDB_E_VALIDATION, fmt, ap);
     va_end(ap);
     return -1;
 }

@@ -6,11 +6,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* The error, and the body built so far dropped. */
 __attribute__((format(printf, 3, 0)))
 static int vfail(fakedb__reply *r, const char *type, const char *fmt, va_list ap)
 {
-    r->err.type = type;
-    vsnprintf(r->err.message, sizeof r->err.message, fmt, ap);
+    fakedb__error_vset(&r->err, type, fmt, ap);
     json_object_put(r->body);
     r->body = NULL;
     return -1;

@@ -5,6 +5,7 @@
 #ifndef FAKEDB_VALUES_H
 #define FAKEDB_VALUES_H
 
+#include <stdarg.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +50,9 @@ int fakedb__fail(fakedb__error *e, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int fakedb__fail_validation(fakedb__error *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The same with a va_list, for the layers above that keep an error of their own. */
+int fakedb__error_vset(fakedb__error *e, const char *type, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /* The HTTP status DynamoDB answers an error with: 500 for InternalServerError, else 400. */
 int fakedb__error_status(const fakedb__error *e);
 

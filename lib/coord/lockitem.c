@@ -412,6 +412,21 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
 
 /* ------------------------------------------------- writes without conditions */
 
+/* The key of lock `name` and an empty request, for a forced write. */
+static int force_begin(ddb_lock_table *l, const char *name, ddb_item **key, req *r,
+                       ddb_error *err)
+{
+    if (!l)
+        return ddb__fail(err, DDB_EINVAL, "The lock table is NULL.");
+    if (!(*key = ddb__lock_key(l, name, err)))
+        return err ? err->code : DDB_EINVAL;
+    if (req_init(r, err) != 0) {
+        ddb_item_free(*key);
+        return DDB_ENOMEM;
+    }
+    return 0;
+}
+
 int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
                         const char *holder_label, int64_t *token, ddb_cancel *cancel,
                         ddb_error *err)
@@ -424,17 +439,13 @@ int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
         rc = dl_label_check(holder_label, err);
     if (rc != 0)
         return rc;
-    ddb_item *key = ddb__lock_key(l, name, err);
-    if (!key)
-        return err ? err->code : DDB_EINVAL;
+    ddb_item *key;
+    req r;
+    if ((rc = force_begin(l, name, &key, &r, err)) != 0)
+        return rc;
     char owner[DDB__LOCK_ID_LEN + 1], rvn[DDB__LOCK_ID_LEN + 1];
     ddb__lock_new_id(owner);
     ddb__lock_new_id(rvn);
-    req r;
-    if (req_init(&r, err) != 0) {
-        ddb_item_free(key);
-        return DDB_ENOMEM;
-    }
     build_hold(&r, l, holder_label, owner, rvn, lease_ms);
     if (r.failed) {
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
@@ -466,19 +477,13 @@ int ddb_lock_force_release(ddb_lock_table *l, const char *name, ddb_cancel *canc
                            ddb_error *err)
 {
     ddb_error_clear(err);
-    if (!l)
-        return ddb__fail(err, DDB_EINVAL, "The lock table is NULL.");
-    ddb_item *key = ddb__lock_key(l, name, err);
-    if (!key)
-        return err ? err->code : DDB_EINVAL;
+    ddb_item *key;
     req r;
-    if (req_init(&r, err) != 0) {
-        ddb_item_free(key);
-        return DDB_ENOMEM;
-    }
+    int rc = force_begin(l, name, &key, &r, err);
+    if (rc != 0)
+        return rc;
     build_unhold(&r, l);
     req_name(&r, "#k", ddb_table_pk(l->table));
-    int rc;
     if (r.failed) {
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     } else {
