@@ -113,6 +113,39 @@ static int add_items(ddb_item ***items, size_t *n, size_t *cap, json_object *arr
     return 0;
 }
 
+/* The end of a round: what the answer left unprocessed (resp[field][table], or its
+ * [sub] when sub is not NULL) goes back on the queue, and a round that left some waits
+ * its backoff first; a batch that makes no progress for MAX_IDLE_ROUNDS rounds in a row
+ * is throttled. */
+static int round_end(ddb_client *c, const char *table, const char *op, json_object *resp,
+                     const char *field, const char *sub, pending *q, size_t sent, int *idle,
+                     int *round, ddb_cancel *cancel, ddb_error *err)
+{
+    json_object *u, *ut, *arr;
+    if (!json_object_object_get_ex(resp, field, &u) ||
+        !json_object_object_get_ex(u, table, &ut))
+        return 0;
+    if (sub && !json_object_object_get_ex(ut, sub, &arr))
+        return 0;
+    if (!sub)
+        arr = ut;
+    if (!json_object_is_type(arr, json_type_array))
+        return 0;
+    size_t unprocessed = json_object_array_length(arr);
+    for (size_t i = 0; i < unprocessed; i++)
+        if (pending_push(q, json_object_get(json_object_array_get_idx(arr, i))) != 0) {
+            json_object_put(json_object_array_get_idx(arr, i));
+            return ddb__fail(err, DDB_ENOMEM, "out of memory");
+        }
+    if (unprocessed == 0)
+        return 0;
+    *idle = unprocessed == sent ? *idle + 1 : 0;
+    if (*idle >= MAX_IDLE_ROUNDS)
+        return ddb__fail(err, DDB_ETHROTTLED, "a %s on %s made no progress in %d rounds", op,
+                         table, *idle);
+    return backoff(c, ++*round, cancel, err, op, table);
+}
+
 int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys, bool consistent_read,
                   ddb_item ***items, size_t *n_items, ddb_cancel *cancel, ddb_error *err)
 {
@@ -153,31 +186,14 @@ int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys
             json_object_put(resp);
             break;
         }
-        json_object *r, *arr, *u, *ut, *uk;
+        json_object *r, *arr;
         if (json_object_object_get_ex(resp, "Responses", &r) &&
             json_object_object_get_ex(r, t->name, &arr) && json_object_is_type(arr, json_type_array))
             rc = add_items(&out, &n_out, &cap_out, arr, err);
-        size_t unprocessed = 0;
-        if (rc == 0 && json_object_object_get_ex(resp, "UnprocessedKeys", &u) &&
-            json_object_object_get_ex(u, t->name, &ut) && json_object_object_get_ex(ut, "Keys", &uk) &&
-            json_object_is_type(uk, json_type_array)) {
-            unprocessed = json_object_array_length(uk);
-            for (size_t i = 0; i < unprocessed && rc == 0; i++)
-                if (pending_push(&q, json_object_get(json_object_array_get_idx(uk, i))) != 0) {
-                    json_object_put(json_object_array_get_idx(uk, i));
-                    rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-                }
-        }
+        if (rc == 0)
+            rc = round_end(c, t->name, "BatchGetItem", resp, "UnprocessedKeys", "Keys", &q, sent,
+                           &idle, &round, cancel, err);
         json_object_put(resp);
-        if (rc == 0 && unprocessed > 0) {
-            idle = unprocessed == sent ? idle + 1 : 0;
-            if (idle >= MAX_IDLE_ROUNDS) {
-                rc = ddb__fail(err, DDB_ETHROTTLED, "a batch get on %s made no progress in %d rounds",
-                               t->name, idle);
-                break;
-            }
-            rc = backoff(c, ++round, cancel, err, "BatchGetItem", t->name);
-        }
     }
     pending_free(&q);
     if (rc != 0) {
@@ -239,27 +255,9 @@ int ddb_table_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_pu
             json_object_put(resp);
             break;
         }
-        json_object *u, *ut;
-        size_t unprocessed = 0;
-        if (json_object_object_get_ex(resp, "UnprocessedItems", &u) &&
-            json_object_object_get_ex(u, t->name, &ut) && json_object_is_type(ut, json_type_array)) {
-            unprocessed = json_object_array_length(ut);
-            for (size_t i = 0; i < unprocessed && rc == 0; i++)
-                if (pending_push(&q, json_object_get(json_object_array_get_idx(ut, i))) != 0) {
-                    json_object_put(json_object_array_get_idx(ut, i));
-                    rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-                }
-        }
+        rc = round_end(c, t->name, "BatchWriteItem", resp, "UnprocessedItems", NULL, &q, sent,
+                       &idle, &round, cancel, err);
         json_object_put(resp);
-        if (rc == 0 && unprocessed > 0) {
-            idle = unprocessed == sent ? idle + 1 : 0;
-            if (idle >= MAX_IDLE_ROUNDS) {
-                rc = ddb__fail(err, DDB_ETHROTTLED, "a batch write on %s made no progress in %d rounds",
-                               t->name, idle);
-                break;
-            }
-            rc = backoff(c, ++round, cancel, err, "BatchWriteItem", t->name);
-        }
     }
     pending_free(&q);
     return ddb__client_done(c, rc);

@@ -273,22 +273,30 @@ int ddb_table_get_item(ddb_table *t, const ddb_item *key, const ddb_get_options 
     return run(t, "GetItem", &req, "Item", cancel, res, err);
 }
 
-int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
-                       ddb_result *res, ddb_cancel *cancel, ddb_error *err)
+/* PutItem and DeleteItem: `field` is "Item" or "Key"; both return at most ALL_OLD. */
+static int write_one(ddb_table *t, const char *op, const char *field, const ddb_item *item,
+                     const ddb_write_options *o, ddb_result *res, ddb_cancel *cancel,
+                     ddb_error *err)
 {
     ddb__err_reset(err);
     result_reset(res);
-    int rc = check_table(t, item, "item", err);
+    int rc = check_table(t, item, strcmp(field, "Item") == 0 ? "item" : "key", err);
     if (rc != 0)
         return rc;
     if (o && o->return_values != DDB_RETURN_NONE && o->return_values != DDB_RETURN_ALL_OLD)
-        return ddb__fail(err, DDB_EINVAL, "PutItem on %s returns only NONE or ALL_OLD", t->name);
+        return ddb__fail(err, DDB_EINVAL, "%s on %s returns only NONE or ALL_OLD", op, t->name);
     dl_buf req = { 0 };
-    if ((rc = write_request(t, "Item", item, o, &req, err)) != 0) {
+    if ((rc = write_request(t, field, item, o, &req, err)) != 0) {
         dl__buf_cleanup(&req);
         return rc;
     }
-    return run(t, "PutItem", &req, "Attributes", cancel, res, err);
+    return run(t, op, &req, "Attributes", cancel, res, err);
+}
+
+int ddb_table_put_item(ddb_table *t, const ddb_item *item, const ddb_write_options *o,
+                       ddb_result *res, ddb_cancel *cancel, ddb_error *err)
+{
+    return write_one(t, "PutItem", "Item", item, o, res, cancel, err);
 }
 
 /* The text of an UpdateItem, after the table and key are checked. */
@@ -324,17 +332,5 @@ int ddb__update_item_start(ddb_table *t, const ddb_item *key, const char *update
 int ddb_table_delete_item(ddb_table *t, const ddb_item *key, const ddb_write_options *o,
                           ddb_result *res, ddb_cancel *cancel, ddb_error *err)
 {
-    ddb__err_reset(err);
-    result_reset(res);
-    int rc = check_table(t, key, "key", err);
-    if (rc != 0)
-        return rc;
-    if (o && o->return_values != DDB_RETURN_NONE && o->return_values != DDB_RETURN_ALL_OLD)
-        return ddb__fail(err, DDB_EINVAL, "DeleteItem on %s returns only NONE or ALL_OLD", t->name);
-    dl_buf req = { 0 };
-    if ((rc = write_request(t, "Key", key, o, &req, err)) != 0) {
-        dl__buf_cleanup(&req);
-        return rc;
-    }
-    return run(t, "DeleteItem", &req, "Attributes", cancel, res, err);
+    return write_one(t, "DeleteItem", "Key", key, o, res, cancel, err);
 }
