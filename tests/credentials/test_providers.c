@@ -477,6 +477,7 @@ START_TEST(credential_process_bad_days)
     ddb__cred_set_process_timeout_ms(300);
     process_profile("#!/bin/sh\nexec sleep 30\n");
     expect_error(&o, DDB_ECREDENTIALS, "did not finish within 300 ms and was killed");
+    ddb__cred_set_process_timeout_ms(0); /* back to the default: the rest must not race it */
     /* A command that cannot run. */
     write_file(".aws/config", "[default]\ncredential_process = /nonexistent/tool\n");
     expect_error(&o, DDB_ECREDENTIALS, "exit status 127");

@@ -6,6 +6,9 @@
 #include "dl_check.h"
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -73,7 +76,7 @@ START_TEST(wait_real_time)
     pthread_create(&th, NULL, set_later, c);
     t0 = real_ms();
     ck_assert_int_eq(ddb_cancel_wait(c, -1), 0);
-    ck_assert_int_lt(real_ms() - t0, 5000);
+    ck_assert_int_lt(real_ms() - t0, dl_check_bound_ms(5000));
     pthread_join(th, NULL);
     ck_assert_int_eq(ddb_cancel_wait(c, 0), 0);
     ddb_cancel_unref(c);
@@ -144,6 +147,7 @@ typedef struct slow {
     long id;
     bool finished_when_off_returned;
     atomic_int off_returned;
+    atomic_long off_tid;
 } slow;
 
 static void slow_cb(void *arg)
@@ -168,6 +172,7 @@ static void *setter(void *arg)
 static void *offer(void *arg)
 {
     slow *s = arg;
+    atomic_store(&s->off_tid, (long)syscall(SYS_gettid));
     ddb_cancel_off(s->c, s->id);
     pthread_mutex_lock(&s->mu);
     s->finished_when_off_returned = s->finished;
@@ -188,10 +193,14 @@ START_TEST(off_waits_for_running_callback)
         pthread_cond_wait(&s.cv, &s.mu);
     pthread_mutex_unlock(&s.mu);
     pthread_create(&to, NULL, offer, &s);
-    /* The callback cannot finish before we let it: off must still be blocked. */
+    /* The callback cannot finish before we let it: off must still be blocked. Wait
+     * until the kernel says the thread calling off sleeps (blocked inside it), then
+     * look: it has not returned. */
     ck_assert_int_eq(ddb_cancel_wait(s.c, 0), 0);
-    struct timespec pause = { 0, 50 * 1000000 };
-    nanosleep(&pause, NULL);
+    while (atomic_load(&s.off_tid) == 0)
+        sched_yield();
+    ck_assert_msg(dl_check_wait_thread_sleeps(atomic_load(&s.off_tid), 10000),
+                  "the thread in ddb_cancel_off never blocked");
     ck_assert_int_eq(atomic_load(&s.off_returned), 0);
     pthread_mutex_lock(&s.mu);
     s.go = true;
