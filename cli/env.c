@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dynalock/testing.h>
 
 #include "cli.h"
 

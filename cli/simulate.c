@@ -1,10 +1,8 @@
 /* simulate.c: `dynalock simulate holder|release|delete NAME`, what other processes do to
  * a lock, for test scripts: a holder that crashed, a release by whoever held it, the item
- * deleted. They write without conditions, through libddb_testing: tests only. */
+ * deleted. They write without conditions (libddb_coord's ddb_lock_force_*): tests only. */
 #include <stdio.h>
 #include <string.h>
-
-#include <dynalock/testing.h>
 
 #include "cli.h"
 
@@ -27,16 +25,15 @@ int cli_cmd_simulate(cli_opts *o)
     char what[512];
     snprintf(what, sizeof what, "cannot simulate %s of lock '%s' on table '%s'", action,
              name, o->table);
-    /* The testing helpers take no cancel token: a signal during one is the watchdog's. */
     cli_req req;
     cli_req_begin(&req, strcmp(action, "delete") == 0 ? "DeleteItem" : "UpdateItem", what,
                   true);
     if (strcmp(action, "holder") == 0)
-        rc = ddb_lock_simulate_holder(c.locks, name, o->lease_ms, label, &token, &err);
+        rc = ddb_lock_force_hold(c.locks, name, o->lease_ms, label, &token, cli_stop(), &err);
     else if (strcmp(action, "release") == 0)
-        rc = ddb_lock_simulate_release(c.locks, name, &err);
+        rc = ddb_lock_force_release(c.locks, name, cli_stop(), &err);
     else
-        rc = ddb_lock_simulate_delete(c.locks, name, &err);
+        rc = ddb_lock_force_delete(c.locks, name, cli_stop(), &err);
     if (rc == 0)
         cli_req_end(&req);
     if (rc) {
