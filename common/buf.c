@@ -16,8 +16,7 @@ void dl__buf_init_storage(dl_buf *b, char *storage, size_t cap)
     storage[0] = '\0';
 }
 
-/* The slow path of reserve: makes room for `more` bytes and the NUL. */
-static bool grow(dl_buf *b, size_t more)
+bool dl__buf_grow(dl_buf *b, size_t more)
 {
     if (b->oom)
         return false;
@@ -51,29 +50,7 @@ static bool grow(dl_buf *b, size_t more)
 
 bool dl__buf_reserve(dl_buf *b, size_t more)
 {
-    return (!b->oom && b->cap - b->len > more) || grow(b, more);
-}
-
-/* The request path appends a few bytes at a time: the common case (room, no failure)
- * is a compare and a copy. */
-void dl__buf_put(dl_buf *b, const void *s, size_t n)
-{
-    if ((b->oom || b->cap - b->len <= n) && !grow(b, n))
-        return;
-    if (n)
-        memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-void dl__buf_puts(dl_buf *b, const char *s)
-{
-    dl__buf_put(b, s, strlen(s));
-}
-
-void dl__buf_putc(dl_buf *b, char c)
-{
-    dl__buf_put(b, &c, 1);
+    return (!b->oom && b->cap - b->len > more) || dl__buf_grow(b, more);
 }
 
 void dl__buf_reset(dl_buf *b)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct dl_buf {
     char *p;        /* the bytes, NUL-terminated once anything is put; NULL before */
@@ -24,9 +25,30 @@ void dl__buf_init_storage(dl_buf *b, char *storage, size_t cap);
 /* Makes room for `more` bytes beyond len (and the NUL). false when oom is set, or is
  * set now because the allocation failed. */
 bool dl__buf_reserve(dl_buf *b, size_t more);
-void dl__buf_put(dl_buf *b, const void *s, size_t n);
-void dl__buf_puts(dl_buf *b, const char *s);
-void dl__buf_putc(dl_buf *b, char c);
+/* The slow path of the appends: makes room for `more` bytes and the NUL (false: oom). */
+bool dl__buf_grow(dl_buf *b, size_t more);
+/* The appends. The request path appends a few bytes at a time, so the common case (room,
+ * no failure) is inline: a compare and a copy. */
+static inline void dl__buf_put(dl_buf *b, const void *s, size_t n)
+{
+    if ((b->oom || b->cap - b->len <= n) && !dl__buf_grow(b, n))
+        return;
+    if (n)
+        memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+static inline void dl__buf_puts(dl_buf *b, const char *s)
+{
+    dl__buf_put(b, s, strlen(s));
+}
+static inline void dl__buf_putc(dl_buf *b, char c)
+{
+    if ((b->oom || b->cap - b->len <= 1) && !dl__buf_grow(b, 1))
+        return;
+    b->p[b->len++] = c;
+    b->p[b->len] = '\0';
+}
 /* Empties b, keeping its memory and its oom flag. */
 void dl__buf_reset(dl_buf *b);
 /* Hands the bytes to the caller as a malloc'd NUL-terminated string (length in *len,
