@@ -635,6 +635,19 @@ t_release_and_safe_output() {
     case "$out" in *"$esc"* | *"$csi"*) fail "list printed a control character" ;; esac
     capture "$DL" list "${L[@]}" --json
     expect_match "list --json escapes as JSON" '"holder":"x\\u001b\[31mred\\nlock  fake' "$out"
+    # Labels are counted in characters: 256 euro signs (768 bytes) are a label, 257 are
+    # not (64, before any request); a label of 257 characters read back is refused (65).
+    local euros257
+    euros257=$(printf '€%.0s' $(seq 257))
+    capture "$DL" simulate "${L[@]}" --label "${euros257#€}" holder wide --json
+    expect_eq "a label of 256 euro signs" 0 "$st"
+    expect_match "the label whole" "\"holder\":\"${euros257#€}\"" "$out"
+    expect_usage "--label must have 1 to 256 characters" "$DL" simulate "${N[@]}" --label "$euros257" holder wide
+    capture "$DL" put "${L[@]}" --item "{\"pk\":{\"S\":\"LOCK#long\"},\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":\"o\"},\"rvn\":{\"S\":\"r\"},\"fence\":{\"N\":\"1\"},\"leaseMs\":{\"N\":\"1000\"},\"holder\":{\"S\":\"$(printf 'a%.0s' $(seq 257))\"}}"
+    expect_eq "put of a label of 257 characters" 0 "$st"
+    capture "$DL" state "${L[@]}" long
+    expect_eq "state of a label of 257 characters" 65 "$st"
+    expect_match "the refusal" "longer than 256 characters" "$err"
     # A name with an ESC sequence in an error message.
     capture "$DL" state "${L[@]}" "a${esc}[2Jb"
     expect_eq "state of a bad name" 64 "$st"
