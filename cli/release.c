@@ -42,7 +42,7 @@ int cli_cmd_release(cli_opts *o)
         cli_json_string(o->owner);
         printf(",\"released\":%s}\n", released ? "true" : "false");
     } else {
-        char safe[2048];
+        char safe[4 * 256];
         cli_safe_text(name, safe, sizeof safe);
         if (released)
             printf("lock '%s' is released (fencing token %lld); the next holder gets %lld\n",

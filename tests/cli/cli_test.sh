@@ -648,6 +648,9 @@ t_release_and_safe_output() {
     capture "$DL" state "${L[@]}" long
     expect_eq "state of a label of 257 characters" 65 "$st"
     expect_match "the refusal" "longer than 256 characters" "$err"
+    # A C1 control (CSI) passes the label check; simulate's text prints it escaped.
+    capture "$DL" simulate "${L[@]}" --label "a${csi}5nb" holder c1
+    expect_eq "simulate with a C1 label" "lock 'c1' is held by 'a\xc2\x9b5nb' with fencing token 1 for a lease of 30s, never renewed" "$out"
     # A name with an ESC sequence in an error message.
     capture "$DL" state "${L[@]}" "a${esc}[2Jb"
     expect_eq "state of a bad name" 64 "$st"
