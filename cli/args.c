@@ -14,6 +14,7 @@ enum opt_id {
     O_TABLE, O_PK, O_SK, O_ENDPOINT, O_REGION, O_PROFILE, O_LOG_LEVEL, O_LOG_FORMAT,
     O_CLOCK, O_LEASE, O_LABEL, O_JSON, O_WAIT, O_KILL_AFTER, O_PAUSE, O_ONCE, O_IF_HELD,
     O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK, O_INDEX,
+    O_IF_TOKEN,
     O_HELP,
 };
 
@@ -46,7 +47,8 @@ static const opt_def OPTS[] = {
     {"item-file", O_ITEM_FILE, CLI_OPT_PUT, true},
     {"lock-table", O_LOCK_TABLE, CLI_OPT_PUT, true},
     {"lock", O_LOCK, CLI_OPT_PUT, true},
-    {"owner", O_OWNER, CLI_OPT_PUT, true},
+    {"owner", O_OWNER, CLI_OPT_PUT | CLI_OPT_RELEASE, true},
+    {"if-token", O_IF_TOKEN, CLI_OPT_RELEASE, true},
     {"token", O_TOKEN, CLI_OPT_PUT, true},
     {"ttl", O_TTL, CLI_OPT_TABLE_CREATE, true},
     {"exist-ok", O_EXIST_OK, CLI_OPT_TABLE_CREATE, false},
@@ -64,7 +66,10 @@ void cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", cli_progname, msg);
+    /* Messages quote lock names, labels and DynamoDB's text: no control character of
+     * theirs reaches the terminal. */
+    char safe[4 * sizeof msg];
+    fprintf(stderr, "%s: %s\n", cli_progname, cli_safe_text(msg, safe, sizeof safe));
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
@@ -74,12 +79,14 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    char safe[4 * sizeof msg];
+    cli_safe_text(msg, safe, sizeof safe);
     if (cmd)
-        fprintf(stderr, "%s %s: %s\nusage: %s %s\n", cli_progname, cmd->name, msg,
+        fprintf(stderr, "%s %s: %s\nusage: %s %s\n", cli_progname, cmd->name, safe,
                 cli_progname, cmd->usage);
     else
         fprintf(stderr, "%s: %s\nusage: %s COMMAND [OPTIONS] [ARGS] (see %s --help)\n",
-                cli_progname, msg, cli_progname, cli_progname);
+                cli_progname, safe, cli_progname, cli_progname);
     return CLI_EXIT_USAGE;
 }
 
@@ -230,7 +237,7 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
         break;
     }
     case O_LABEL:
-        if (!*v || strlen(v) > DDB_HOLDER_LABEL_MAX)
+        if (!*v || cli_text_chars(v) > DDB_HOLDER_LABEL_MAX)
             return cli_usage_error(cmd, "--label must have 1 to %d characters",
                                    DDB_HOLDER_LABEL_MAX);
         o->label = v;
@@ -251,6 +258,16 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
     case O_TTL: o->ttl = v; break;
     case O_EXIST_OK: o->exist_ok = true; break;
     case O_INDEX: o->list_index = v; break;
+    case O_IF_TOKEN: {
+        char *end;
+        errno = 0;
+        long long t = strtoll(v, &end, 10);
+        if (!(*v >= '0' && *v <= '9') || *end || errno || t < 1)
+            return cli_usage_error(cmd, "invalid --if-token '%s' (a fencing token: 1 or more)",
+                                   v);
+        o->if_token = t;
+        break;
+    }
     case O_HELP: break;
     }
     return 0;

@@ -28,7 +28,8 @@ enum {
     CLI_EXIT_IOERR = 74,       /* a local file failed */
     CLI_EXIT_NOT_ACQUIRED = 75,/* EX_TEMPFAIL: the lock is held by another process */
     CLI_EXIT_LOST = 76,        /* the lease was lost while CMD ran; CMD was stopped */
-    CLI_EXIT_REFUSED = 77,     /* put --if-held: the lease no longer holds the lock */
+    CLI_EXIT_REFUSED = 77,     /* put --if-held: the lease no longer holds the lock;
+                                  release --if-token: the holder shown holds it no more */
     CLI_EXIT_CONFIG = 78,      /* no credentials, or a configuration that cannot work */
     CLI_EXIT_UNKNOWN = 79,     /* a write cut short without an answer: may or may not be
                                   applied (interrupted, or DynamoDB did not answer) */
@@ -68,6 +69,8 @@ typedef struct cli_opts {
     const char *lock;
     const char *owner;
     const char *token;
+    /* release */
+    int64_t if_token;          /* --if-token; 0 when not given */
     /* table create */
     const char *ttl;
     bool exist_ok;
@@ -94,6 +97,7 @@ enum {
     CLI_OPT_TABLE_CREATE = 1 << 8, /* --ttl, --exist-ok */
     CLI_OPT_CMD = 1 << 9,      /* NAME then CMD...: options end after NAME */
     CLI_OPT_INDEX = 1 << 10,   /* list --index */
+    CLI_OPT_RELEASE = 1 << 11, /* release --if-token, --owner */
 };
 
 struct cli_command {
@@ -254,9 +258,18 @@ int cli_cmd_put(cli_opts *o);
 int cli_cmd_state(cli_opts *o);
 int cli_cmd_list(cli_opts *o);
 int cli_cmd_simulate(cli_opts *o);
+int cli_cmd_release(cli_opts *o);
 int cli_cmd_table(cli_opts *o);
 
 /* state.c: JSON text output. */
 void cli_json_string(const char *s);
+/* Text from a table or the command line made safe for a terminal, into buf (always
+ * terminated, cut at a whole escape when full): each byte of a control character (C0,
+ * DEL, C1 such as U+009B) and each byte that is not part of valid UTF-8 is written as
+ * \xNN, so ESC sequences and new lines cannot reach the terminal; other characters,
+ * multi-byte ones included, stay as they are. Returns buf. */
+char *cli_safe_text(const char *s, char *buf, size_t size);
+/* The characters (code points) of UTF-8 text, for aligning columns. */
+size_t cli_text_chars(const char *s);
 
 #endif

@@ -34,7 +34,8 @@
     "  75    not acquired: another process holds the lock (or, after --wait,\n" \
     "        DynamoDB did not answer in time: the message says which)\n" \
     "  76    the lease was lost while CMD ran; CMD was stopped\n" \
-    "  77    put --if-held refused: the lease no longer holds the lock\n" \
+    "  77    put --if-held refused: the lease no longer holds the lock;\n" \
+    "        release refused: the lock is not held with that token any more\n" \
     "  78    configuration: no credentials could be found\n" \
     "  79    a write cut short without an answer (a signal, or DynamoDB did\n" \
     "        not answer): it may or may not have been applied\n" \
@@ -143,6 +144,25 @@ static const cli_command COMMANDS[] = {
      "                      fencing_token, lease_ms\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,
      cli_cmd_list},
+    {"release", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_RELEASE, 1, 1,
+     "release [OPTIONS] NAME --if-token N [--owner ID]",
+     "Hands back the lock NAME for an operator whose holder is stuck, on\n"
+     "condition that it is still held with the fencing token that 'dynalock\n"
+     "state' showed (and by this owner, with --owner): a process that took the\n"
+     "lock since has a higher token and is never cleared. The write is the\n"
+     "release a lease makes; the next holder gets the token plus one. A holder\n"
+     "that is still alive loses its lease at its next renewal, but may act\n"
+     "until then: release only a holder known to be dead or stuck.\n"
+     "Exits 0 when released, 77 when not (the lock is not held with that token\n"
+     "any more: taken over, released or deleted).\n"
+     "\n"
+     "Options:\n"
+     "  --if-token N        the holder's fencing token, as shown (required)\n"
+     "  --owner ID          and its owner id (default: any owner)\n"
+     "  --json              one JSON object: name, table, if_token, owner,\n"
+     "                      released\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_release},
     {"simulate", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_JSON, 2, 2,
      "simulate [OPTIONS] holder|release|delete NAME",
      "Plays another process, for test scripts. It writes without conditions:\n"
@@ -190,6 +210,8 @@ static void main_help(FILE *out)
             "  put --if-held --item J   a fenced write, from within CMD\n"
             "  state NAME               show a lock\n"
             "  list                     list the locks of the table\n"
+            "  release NAME --if-token N\n"
+            "                           hand back a stuck holder's lock\n"
             "  simulate holder|release|delete NAME\n"
             "                           play another process (tests only)\n"
             "  table create|delete NAME\n"
@@ -204,7 +226,7 @@ int main(int argc, char **argv)
     cli_fds_init();
     if (argc < 2)
         return cli_usage_error(NULL, "missing COMMAND (run, leader, put, state, list, "
-                               "simulate or table)");
+                               "release, simulate or table)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         if (argc > 2 && strcmp(sub, "help") == 0) {

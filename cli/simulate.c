@@ -49,15 +49,22 @@ int cli_cmd_simulate(cli_opts *o)
             printf(",\"fencing_token\":%lld", (long long)token);
         }
         puts("}");
-    } else if (strcmp(action, "holder") == 0) {
-        char lease[32];
-        cli_format_duration(o->lease_ms, lease, sizeof lease);
-        printf("lock '%s' is held by '%s' with fencing token %lld for a lease of %s, never "
-               "renewed\n", name, label, (long long)token, lease);
-    } else if (strcmp(action, "release") == 0) {
-        printf("lock '%s' is released\n", name);
     } else {
-        printf("lock '%s' has no item any more; its next fencing token is 1\n", name);
+        /* Human output: names and labels with their control characters escaped. */
+        char sname[4 * 256], slabel[4 * DDB_HOLDER_LABEL_MAX_BYTES + 1];
+        cli_safe_text(name, sname, sizeof sname);
+        if (strcmp(action, "holder") == 0) {
+            char lease[32];
+            cli_format_duration(o->lease_ms, lease, sizeof lease);
+            printf("lock '%s' is held by '%s' with fencing token %lld for a lease of %s, "
+                   "never renewed\n",
+                   sname, cli_safe_text(label, slabel, sizeof slabel), (long long)token,
+                   lease);
+        } else if (strcmp(action, "release") == 0) {
+            printf("lock '%s' is released\n", sname);
+        } else {
+            printf("lock '%s' has no item any more; its next fencing token is 1\n", sname);
+        }
     }
     cli_conn_close(&c);
     return rc;

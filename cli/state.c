@@ -3,6 +3,7 @@
  * (ddb_lock_table_get_state, ddb_lock_table_list), which knows the lock item; `list`
  * keeps only lock items, so it works on a single-table design that holds other entities
  * too. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,65 @@ void cli_json_string(const char *s)
         }
     }
     putchar('"');
+}
+
+/* The length (2..4) of the well-formed multi-byte UTF-8 sequence at s (n bytes left), or
+ * 0 (strict: no overlong forms, surrogates or code points past U+10FFFF). */
+static size_t utf8_multi(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+    size_t k;
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        k = 3, lo = c == 0xE0 ? 0xA0 : lo, hi = c == 0xED ? 0x9F : hi;
+    else if (c >= 0xF0 && c <= 0xF4)
+        k = 4, lo = c == 0xF0 ? 0x90 : lo, hi = c == 0xF4 ? 0x8F : hi;
+    else
+        return 0;
+    if (n < k || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return k;
+}
+
+char *cli_safe_text(const char *s, char *buf, size_t size)
+{
+    size_t o = 0;
+    if (!size)
+        return buf;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)p);
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] < 0x80 ? 1 : utf8_multi(p + i, n - i);
+        /* C1 controls are U+0080..U+009F: C2 80..C2 9F in UTF-8. */
+        bool control = p[i] < 0x20 || p[i] == 0x7F || k == 0 ||
+                       (k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0);
+        size_t bytes = k ? k : 1;
+        size_t need = control ? 4 * bytes : bytes;
+        if (o + need >= size)
+            break;
+        if (control) {
+            for (size_t j = 0; j < bytes; j++)
+                o += (size_t)snprintf(buf + o, size - o, "\\x%02x", p[i + j]);
+        } else {
+            memcpy(buf + o, p + i, bytes);
+            o += bytes;
+        }
+        i += bytes;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+size_t cli_text_chars(const char *s)
+{
+    size_t chars = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        chars += (*p & 0xC0) != 0x80;
+    return chars;
 }
 
 int cli_cmd_state(cli_opts *o)
@@ -68,12 +128,16 @@ int cli_cmd_state(cli_opts *o)
         printf(",\"fencing_token\":%lld,\"lease_ms\":%lld}\n", (long long)st.fencing_token,
                (long long)st.lease_ms);
     } else {
-        printf("lock     %s\n", name);
-        printf("table    %s\n", o->table);
+        /* 4 bytes of escape for each byte of a label of the longest. */
+        char safe[4 * DDB_HOLDER_LABEL_MAX_BYTES + 1];
+        printf("lock     %s\n", cli_safe_text(name, safe, sizeof safe));
+        printf("table    %s\n", cli_safe_text(o->table, safe, sizeof safe));
         printf("state    %s\n", !st.exists ? "no item (free; the next token is 1)"
                                  : st.is_held ? "held" : "free");
         if (st.exists) {
-            printf("holder   %s\n", st.holder_label[0] ? st.holder_label : "-");
+            printf("holder   %s\n",
+                   st.holder_label[0] ? cli_safe_text(st.holder_label, safe, sizeof safe)
+                                      : "-");
             printf("token    %lld\n", (long long)st.fencing_token);
             printf("lease    %s\n", lease);
         }
@@ -106,7 +170,7 @@ static void rows_free(lock_rows *r)
     free(r->rows);
 }
 
-static int rows_add(lock_rows *r, const char *name, const ddb_lock_state *st)
+static int rows_add(lock_rows *r, const char *name, const ddb_lock_state *st, bool json)
 {
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
@@ -120,6 +184,20 @@ static int rows_add(lock_rows *r, const char *name, const ddb_lock_state *st)
     memset(row, 0, sizeof *row);
     row->name = strdup(name);
     row->holder = st->holder_label[0] ? strdup(st->holder_label) : NULL;
+    if (!json) {
+        /* Human output: the text as it will be printed, escaped. */
+        char safe[4 * DDB_HOLDER_LABEL_MAX_BYTES + 1];
+        if (row->name) {
+            char *n = strdup(cli_safe_text(row->name, safe, sizeof safe));
+            free(row->name);
+            row->name = n;
+        }
+        if (row->holder) {
+            char *h = strdup(cli_safe_text(row->holder, safe, sizeof safe));
+            free(row->holder);
+            row->holder = h;
+        }
+    }
     if (!row->name || (st->holder_label[0] && !row->holder)) {
         free(row->name);
         free(row->holder);
@@ -155,8 +233,8 @@ static void print_rows(const lock_rows *r, bool json)
     }
     int wname = 4, wholder = 6;
     for (size_t i = 0; i < r->n; i++) {
-        int n = (int)strlen(r->rows[i].name);
-        int h = r->rows[i].holder ? (int)strlen(r->rows[i].holder) : 1;
+        int n = (int)cli_text_chars(r->rows[i].name);
+        int h = r->rows[i].holder ? (int)cli_text_chars(r->rows[i].holder) : 1;
         wname = n > wname ? n : wname;
         wholder = h > wholder ? h : wholder;
     }
@@ -167,8 +245,11 @@ static void print_rows(const lock_rows *r, bool json)
         char lease[32] = "-";
         if (row->lease_ms > 0)
             cli_format_duration(row->lease_ms, lease, sizeof lease);
-        printf("%-*s  %-*s  %6lld  %6s  %s\n", wname, row->name, wholder,
-               row->holder ? row->holder : "-", (long long)row->token, lease,
+        /* Padded by characters: printf's widths count bytes. */
+        const char *holder = row->holder ? row->holder : "-";
+        printf("%s%*s  %s%*s  %6lld  %6s  %s\n", row->name,
+               wname - (int)cli_text_chars(row->name), "", holder,
+               wholder - (int)cli_text_chars(holder), "", (long long)row->token, lease,
                row->held ? "yes" : "no");
     }
 }
@@ -196,7 +277,7 @@ int cli_cmd_list(cli_opts *o)
             rc = more;
             break;
         }
-        if (rows_add(&rows, name, &st) != 0)
+        if (rows_add(&rows, name, &st, o->json) != 0)
             rc = DDB_ENOMEM;
     }
     int status = 0;

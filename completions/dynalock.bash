@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/dynalock; tests/packaging checks that
 # the options here are those of `dynalock COMMAND --help`.
 
-_dynalock_commands="run leader put state list simulate table"
+_dynalock_commands="run leader put state list release simulate table"
 _dynalock_common="--table --pk --sk --endpoint --region --profile --log-level --log-format --clock --help"
 
 # The options of one subcommand.
@@ -15,6 +15,7 @@ _dynalock_options()
         put) echo "$_dynalock_common --if-held --item --item-file --lock-table --lock --owner --token" ;;
         state) echo "$_dynalock_common --json" ;;
         list) echo "$_dynalock_common --json --index" ;;
+        release) echo "$_dynalock_common --if-token --owner --json" ;;
         simulate) echo "$_dynalock_common --lease --label --json" ;;
         table) echo "$_dynalock_common --ttl --exist-ok" ;;
     esac
@@ -26,7 +27,8 @@ _dynalock_takes_value()
     case $1 in
         --table | --pk | --sk | --endpoint | --region | --profile | --log-level | \
         --log-format | --clock | --lease | --label | --wait | --kill-after | --pause | \
-        --item | --item-file | --lock-table | --lock | --owner | --token | --ttl | --index)
+        --item | --item-file | --lock-table | --lock | --owner | --token | --ttl | --index | \
+        --if-token)
             return 0 ;;
     esac
     return 1

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ddb_private.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------------ reading */
 
@@ -99,8 +100,15 @@ static int item_to_state(const ddb_lock_table *l, const char *name, const ddb__l
 {
     memset(out, 0, sizeof *out);
     if (li->holder) {
-        size_t n = strlen(li->holder);
-        if (n > DDB_HOLDER_LABEL_MAX_BYTES) {
+        /* Counted in characters, as every writer counts them; a byte that is not one
+         * (DynamoDB's strings are UTF-8, so never in practice) counts as one. */
+        size_t n = strlen(li->holder), chars = 0;
+        const unsigned char *h = (const unsigned char *)li->holder;
+        for (size_t i = 0; i < n; chars++) {
+            size_t k = dl__utf8_seq(h + i, n - i);
+            i += k ? k : 1;
+        }
+        if (chars > DDB_HOLDER_LABEL_MAX || n > DDB_HOLDER_LABEL_MAX_BYTES) {
             return not_a_lock(l, name, "its holder label is longer than 256 characters",
                               err);
         }
@@ -497,6 +505,56 @@ int ddb_lock_force_release(ddb_lock_table *l, const char *name, ddb_cancel *canc
                                                                 : NULL},
                              NULL, cancel, err);
         if (rc == DDB_ECONDITION) {
+            ddb_error_clear(err);
+            rc = 0;
+        }
+        rc = dl_key_rule(l, name, rc, err);
+    }
+    ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
+}
+
+int ddb_lock_release_if(ddb_lock_table *l, const char *name, const char *owner,
+                        int64_t fencing_token, bool *released, ddb_cancel *cancel,
+                        ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (released)
+        *released = false;
+    if (!released)
+        return ddb__fail(err, DDB_EINVAL, "The outcome to fill (released) is NULL.");
+    if (fencing_token < 1)
+        return ddb__fail(err, DDB_EINVAL,
+                         "The fencing token %" PRId64 " is not one a holder can have (1 or "
+                         "more).",
+                         fencing_token);
+    if (owner && !*owner)
+        return ddb__fail(err, DDB_EINVAL, "The owner is empty; pass NULL for any owner.");
+    ddb_item *key;
+    req r;
+    int rc = force_begin(l, name, &key, &r, err);
+    if (rc != 0)
+        return rc;
+    build_unhold(&r, l);
+    req_name(&r, "#f", DDB__LOCK_ATTR_FENCE);
+    req_i64(&r, ":f", fencing_token);
+    const char *condition = "attribute_exists(#o) AND #f = :f";
+    if (owner) {
+        req_s(&r, ":o", owner);
+        condition = "#o = :o AND #f = :f";
+    }
+    if (r.failed) {
+        rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    } else {
+        rc = ddb_table_update_item(l->table, key, r.update,
+                                   &(ddb_write_options){.condition = condition,
+                                                        .names = r.names,
+                                                        .values = r.values},
+                                   NULL, cancel, err);
+        if (rc == 0) {
+            *released = true;
+        } else if (rc == DDB_ECONDITION) {
             ddb_error_clear(err);
             rc = 0;
         }

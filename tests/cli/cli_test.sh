@@ -221,7 +221,7 @@ t_usage_and_help() {
         "$DL" state --clock server --table cli name
     expect_usage "no table" "$DL" state name
     expect_usage "'ab'" "$DL" state --clock server --table ab name
-    for sub in run leader put state list simulate table; do
+    for sub in run leader put state list release simulate table; do
         capture "$DL" "$sub" --help
         expect_eq "$sub --help status" 0 "$st"
         expect_match "$sub --help" "^usage: dynalock $sub" "$(printf '%s\n' "$out" | head -1)"
@@ -570,6 +570,94 @@ t_state_list_simulate() {
     expect_eq "state of a deleted lock" '{"name":"beta","table":"listing","exists":false,"held":false,"holder":null,"fencing_token":0,"lease_ms":0}' "$out"
 }
 
+# release --if-token: an operator hands back a stuck holder's lock, on condition that it
+# still has the token shown; a takeover since is never cleared (77). Bad arguments are 64
+# before any request. Names and labels with control characters print escaped.
+t_release_and_safe_output() {
+    "$DL" table create handback --exist-ok >/dev/null
+    local L=(--clock server --table handback)
+    "$DL" simulate "${L[@]}" --label stuck holder job >/dev/null
+    local shown
+    shown=$("$DL" state "${L[@]}" --json job | sed -n 's/.*"fencing_token":\([0-9]*\).*/\1/p')
+    expect_eq "the token shown" 1 "$shown"
+    capture "$DL" release "${L[@]}" job --if-token 2
+    expect_eq "release with another token" 77 "$st"
+    expect_match "the refusal says why" "^dynalock: lock 'job' was not released: it is not held with fencing token 2 any more" "$err"
+    expect_eq "nothing on stdout when refused" "" "$out"
+    capture "$DL" release "${L[@]}" job --if-token "$shown" --json
+    expect_eq "release status" 0 "$st"
+    expect_eq "release --json" '{"name":"job","table":"handback","if_token":1,"owner":null,"released":true}' "$out"
+    capture "$DL" state "${L[@]}" --json job
+    expect_eq "released: free, token kept" '{"name":"job","table":"handback","exists":true,"held":false,"holder":null,"fencing_token":1,"lease_ms":0}' "$out"
+    capture "$DL" release "${L[@]}" job --if-token "$shown"
+    expect_eq "release of a free lock" 77 "$st"
+    capture "$DL" run "${L[@]}" --wait 0 job -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN"'
+    expect_eq "the next acquire's token" "0 2" "$st $out"
+
+    # Shown token 3, then a takeover (token 4): the release by 3 leaves the new holder.
+    "$DL" simulate "${L[@]}" --label old holder job >/dev/null
+    shown=$("$DL" state "${L[@]}" --json job | sed -n 's/.*"fencing_token":\([0-9]*\).*/\1/p')
+    expect_eq "the token shown before the takeover" 3 "$shown"
+    "$DL" simulate "${L[@]}" --label new holder job >/dev/null
+    capture "$DL" release "${L[@]}" job --if-token "$shown"
+    expect_eq "release after a takeover" 77 "$st"
+    capture "$DL" release "${L[@]}" job --if-token 4 --owner not-the-owner --json
+    expect_eq "release by another owner" 77 "$st"
+    expect_eq "release --json refused" '{"name":"job","table":"handback","if_token":4,"owner":"not-the-owner","released":false}' "$out"
+    capture "$DL" state "${L[@]}" --json job
+    expect_eq "the new holder is intact" '{"name":"job","table":"handback","exists":true,"held":true,"holder":"new","fencing_token":4,"lease_ms":30000}' "$out"
+
+    # Bad arguments: 64, before any request (the endpoint answers nothing).
+    local N=(--table handback --endpoint http://127.0.0.1:9)
+    expect_usage "missing --if-token" "$DL" release "${N[@]}" job
+    expect_usage "invalid --if-token '0'" "$DL" release "${N[@]}" job --if-token 0
+    expect_usage "invalid --if-token '1x'" "$DL" release "${N[@]}" job --if-token 1x
+    expect_usage "invalid --if-token '-3'" "$DL" release "${N[@]}" job --if-token=-3
+    expect_usage "--owner must not be empty" "$DL" release "${N[@]}" job --if-token 1 --owner ""
+    expect_usage "'release' needs 1 argument" "$DL" release "${N[@]}" --if-token 1
+    expect_usage "'--if-token' does not apply to 'state'" "$DL" state "${N[@]}" --if-token 1 job
+
+    # A label written by anyone with table access: an ESC sequence, a new line, a C1
+    # control (U+009B, CSI) and a euro sign, which stays.
+    capture "$DL" put "${L[@]}" --item '{"pk":{"S":"LOCK#evil"},"_type":{"S":"LOCK"},"owner":{"S":"o1"},"rvn":{"S":"r1"},"fence":{"N":"7"},"leaseMs":{"N":"30000"},"holder":{"S":"x\u001b[31mred\nlock  fake\u009b2J\u20ac"}}'
+    expect_eq "put of the evil label" 0 "$st"
+    local esc=$'\033' csi=$'\302\233'
+    capture "$DL" state "${L[@]}" evil
+    expect_eq "state status" 0 "$st"
+    expect_eq "state lines" 6 "$(printf '%s\n' "$out" | wc -l)"
+    expect_eq "state holder escaped" 'holder   x\x1b[31mred\x0alock  fake\xc2\x9b2J€' "$(printf '%s\n' "$out" | sed -n 4p)"
+    case "$out" in *"$esc"* | *"$csi"*) fail "state printed a control character" ;; esac
+    capture "$DL" list "${L[@]}"
+    expect_eq "list status" 0 "$st"
+    expect_eq "list lines" 3 "$(printf '%s\n' "$out" | wc -l)"
+    expect_match "list row escaped" '^evil +x\\x1b\[31mred\\x0alock  fake\\xc2\\x9b2J€ +7 +30s +yes$' "$(printf '%s\n' "$out" | sed -n 2p)"
+    expect_match "list columns by characters" '^job {3}new {41}4 ' "$(printf '%s\n' "$out" | sed -n 3p)"
+    case "$out" in *"$esc"* | *"$csi"*) fail "list printed a control character" ;; esac
+    capture "$DL" list "${L[@]}" --json
+    expect_match "list --json escapes as JSON" '"holder":"x\\u001b\[31mred\\nlock  fake' "$out"
+    # Labels are counted in characters: 256 euro signs (768 bytes) are a label, 257 are
+    # not (64, before any request); a label of 257 characters read back is refused (65).
+    local euros257
+    euros257=$(printf '€%.0s' $(seq 257))
+    capture "$DL" simulate "${L[@]}" --label "${euros257#€}" holder wide --json
+    expect_eq "a label of 256 euro signs" 0 "$st"
+    expect_match "the label whole" "\"holder\":\"${euros257#€}\"" "$out"
+    expect_usage "--label must have 1 to 256 characters" "$DL" simulate "${N[@]}" --label "$euros257" holder wide
+    capture "$DL" put "${L[@]}" --item "{\"pk\":{\"S\":\"LOCK#long\"},\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":\"o\"},\"rvn\":{\"S\":\"r\"},\"fence\":{\"N\":\"1\"},\"leaseMs\":{\"N\":\"1000\"},\"holder\":{\"S\":\"$(printf 'a%.0s' $(seq 257))\"}}"
+    expect_eq "put of a label of 257 characters" 0 "$st"
+    capture "$DL" state "${L[@]}" long
+    expect_eq "state of a label of 257 characters" 65 "$st"
+    expect_match "the refusal" "longer than 256 characters" "$err"
+    # A C1 control (CSI) passes the label check; simulate's text prints it escaped.
+    capture "$DL" simulate "${L[@]}" --label "a${csi}5nb" holder c1
+    expect_eq "simulate with a C1 label" "lock 'c1' is held by 'a\xc2\x9b5nb' with fencing token 1 for a lease of 30s, never renewed" "$out"
+    # A name with an ESC sequence in an error message.
+    capture "$DL" state "${L[@]}" "a${esc}[2Jb"
+    expect_eq "state of a bad name" 64 "$st"
+    expect_match "the name is escaped" "cannot read lock 'a\\\\x1b\[2Jb'" "$err"
+    case "$err" in *"$esc"*) fail "an error message printed ESC" ;; esac
+}
+
 # list --index: a table with a global index on _type; the list queries it (no Scan).
 t_list_index() {
     curl -sf -X POST "$EP/" -H 'Content-Type: application/x-amz-json-1.0' \
@@ -811,7 +899,7 @@ failed=0
 tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_mutual_exclusion t_run_takeover_after_sigkill t_run_signal_forwarding
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
-       t_leader_lease_lost t_state_list_simulate t_list_index t_table t_signal_during_hung_request
+       t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_list_index t_table t_signal_during_hung_request
        t_run_wait_hung)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do

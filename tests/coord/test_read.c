@@ -348,6 +348,92 @@ START_TEST(test_force_release_keeps_token_makes_no_item)
 }
 END_TEST
 
+/* A release by hand, conditional on the holder an operator was shown: refused for
+ * another token or owner, done for the shown one as a lease's release (the next
+ * acquire's token is one higher); after a takeover the new holder stays intact. */
+START_TEST(test_release_if_shown_holder_only)
+{
+    proc *a = cx_proc(&(proc_options){.holder_label = "stuck"});
+    proc *op = cx_proc(NULL);
+    ddb_error err;
+    bool released = true;
+
+    /* No item: nothing to release, and no item is made. */
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", NULL, 1, &released, NULL, &err), 0);
+    ck_assert(!released);
+    ck_assert(!state_of(op, "jobs").exists);
+
+    ddb_lease *lease = cx_take(a, "jobs", LEASE);
+    int64_t token = ddb_lease_fencing_token(lease);
+    char owner[DDB__LOCK_ID_LEN + 1];
+    snprintf(owner, sizeof owner, "%s", ddb_lease_owner(lease));
+
+    /* Another token, or the right token with another owner: refused, holder intact. */
+    released = true;
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", NULL, token + 1, &released, NULL,
+                                         &err), 0);
+    ck_assert(!released);
+    released = true;
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", "someone-else", token, &released,
+                                         NULL, &err), 0);
+    ck_assert(!released);
+    ddb_lock_state st = state_of(op, "jobs");
+    ck_assert(st.is_held);
+    ck_assert_str_eq(st.holder_label, "stuck");
+    ck_assert_int_eq(st.fencing_token, token);
+
+    /* The shown owner and token: released as a lease's release, the token kept. */
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", owner, token, &released, NULL, &err),
+                     0);
+    ck_assert(released);
+    st = state_of(op, "jobs");
+    ck_assert(st.exists && !st.is_held);
+    ck_assert_str_eq(st.holder_label, "");
+    ck_assert_int_eq(st.lease_ms, 0);
+    ck_assert_int_eq(st.fencing_token, token);
+    /* Again: already free, nothing to do. */
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", NULL, token, &released, NULL, &err),
+                     0);
+    ck_assert(!released);
+    ddb_lease_release(lease);
+
+    /* The next acquire raises the token by one. */
+    ddb_lease *next = cx_take(op, "jobs", LEASE);
+    ck_assert_int_eq(ddb_lease_fencing_token(next), token + 1);
+    ddb_lease_release(next);
+
+    /* Shown holder, then a takeover: the release by the old token is refused and the
+     * new holder stays. */
+    int64_t shown = cx_sim_holder(a, "jobs", LEASE, "old");
+    int64_t newer = cx_sim_holder(a, "jobs", LEASE, "new");
+    ck_assert_int_eq(newer, shown + 1);
+    released = true;
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", NULL, shown, &released, NULL, &err),
+                     0);
+    ck_assert(!released);
+    st = state_of(op, "jobs");
+    ck_assert(st.is_held);
+    ck_assert_str_eq(st.holder_label, "new");
+    ck_assert_int_eq(st.fencing_token, newer);
+    ck_assert_int_eq(st.lease_ms, LEASE);
+
+    /* Bad arguments, before any request. */
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", NULL, 0, &released, NULL, &err),
+                     DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", NULL, newer, NULL, NULL, &err),
+                     DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "jobs", "", newer, &released, NULL, &err),
+                     DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_release_if(op->locks, "bad name", NULL, newer, &released, NULL,
+                                         &err), DDB_EINVAL);
+    ck_assert_int_eq(ddb_lock_release_if(NULL, "jobs", NULL, newer, &released, NULL, &err),
+                     DDB_EINVAL);
+    ck_assert(state_of(op, "jobs").is_held);
+    cx_proc_free(a);
+    cx_proc_free(op);
+}
+END_TEST
+
 /* The fenced check by owner and token: commits while the lease holds, refused once
  * another holder took the lock. */
 START_TEST(test_tx_check_lock)
@@ -439,6 +525,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_list_by_index_reads_lock_items_only);
     tcase_add_test(tc, test_list_empty_and_cancelled);
     tcase_add_test(tc, test_force_release_keeps_token_makes_no_item);
+    tcase_add_test(tc, test_release_if_shown_holder_only);
     tcase_add_test(tc, test_tx_check_lock);
     tcase_add_test(tc, test_numeric_key_table_clear_error);
     suite_add_tcase(s, tc);

@@ -236,6 +236,22 @@ DDB_API int ddb_lock_force_release(ddb_lock_table *locks, const char *name,
 DDB_API int ddb_lock_force_delete(ddb_lock_table *locks, const char *name, ddb_cancel *cancel,
                                   ddb_error *err);
 
+/* ------------------------------------------------------- a release by hand */
+
+/* Hands back lock `name` for an operator whose holder is stuck, on condition that the
+ * item still has the holder it was shown: an owner (any owner when `owner` is NULL) and
+ * this fencing token. The write is a lease's release (owner, lease and label removed; the
+ * fencing token stays), so the next acquire gets fencing_token + 1. A newer holder (a
+ * takeover since: another token or owner), a lock already free and a lock without an
+ * item are left as they are: 0 with *released false. 0 with *released true when it was
+ * released; a negative DDB_E* (in err) when the request failed, *released false. Only
+ * for a holder known to be dead or stuck: a live holder loses its lease at its next
+ * renewal (taken_over) but may act until then.
+ * Thread: any. */
+DDB_API int ddb_lock_release_if(ddb_lock_table *locks, const char *name, const char *owner,
+                                int64_t fencing_token, bool *released, ddb_cancel *cancel,
+                                ddb_error *err);
+
 /* ------------------------------------------------------------------ fencing */
 
 /* Fencing in a transaction: a ConditionCheck that the lock item still has this lease's
