@@ -10,6 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
+/* The most attempts a max_attempts setting may ask for; more is ignored (the default
+ * stands). */
+#define CONFIG_MAX_ATTEMPTS_LIMIT 100
+
 typedef struct kv {
     char *key; /* "region", or "dynamodb.endpoint_url" for a nested value */
     char *val;
@@ -445,7 +449,7 @@ int ddb__config_max_attempts(const char *opt_profile)
     if (v) {
         char *end;
         long l = strtol(v, &end, 10);
-        if (*end == '\0' && l > 0 && l <= 100)
+        if (*end == '\0' && l > 0 && l <= CONFIG_MAX_ATTEMPTS_LIMIT)
             n = (int)l;
     }
     ddb__config_free(cfg);

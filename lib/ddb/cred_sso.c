@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #define MAX_CACHE_BYTES (64 * 1024)
+/* A cached token this close to its expiry is refreshed first, as the SDKs do. */
+#define SSO_REFRESH_BEFORE_MS (5 * 60 * 1000)
 
 static bool sha1_hex(const char *s, char out[41])
 {
@@ -165,7 +167,7 @@ static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *
                        what, path);
         goto out;
     }
-    if (can_refresh && now >= exp_ms - 5 * 60 * 1000) {
+    if (can_refresh && now >= exp_ms - SSO_REFRESH_BEFORE_MS) {
         ddb_error rerr;
         ddb_error_clear(&rerr);
         ddb__cred_ctx rctx = *ctx;

@@ -29,6 +29,8 @@
 #define IMDS_PATH_MAX (sizeof "/latest/meta-data/iam/security-credentials/" + IMDS_ROLE_MAX)
 #define IMDS_TOKEN_HEADER_MAX 1024
 #define MAX_PROFILE_CHAIN 8
+/* The container authorization token file is read whole, up to this size. */
+#define CONTAINER_TOKEN_FILE_MAX (16 * 1024)
 #define NOT_CONFIGURED 1 /* a provider's "not set up here": the chain goes on */
 
 struct ddb__cred_provider {
@@ -358,7 +360,7 @@ static int from_container(const ddb__cred_ctx *ctx, ddb__credentials *out)
     const char *token_file = ddb__env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
     if (token_file) {
         errno = 0;
-        token = ddb__read_small_file(token_file, 16 * 1024);
+        token = ddb__read_small_file(token_file, CONTAINER_TOKEN_FILE_MAX);
         if (!token) {
             rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: cannot read the authorization "
                            "token file %.200s: %s", token_file, strerror(errno ? errno : EIO));
