@@ -15,6 +15,14 @@ int cli_cmd_table(cli_opts *o)
         return cli_usage_error(o->command, "unknown action '%s' (create or delete)", action);
     if (!create && (o->ttl || o->exist_ok))
         return cli_usage_error(o->command, "--ttl and --exist-ok apply to 'table create' only");
+    /* DynamoDB's rule for a table name, checked before any request. */
+    size_t len = strlen(name);
+    if (len < 3 || len > 255 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789_.-") != len)
+        return cli_usage_error(o->command,
+                               "table name '%s': 3 to 255 characters of a-z, A-Z, 0-9, '_', "
+                               "'-' and '.'",
+                               name);
     cli_conn c;
     int rc = cli_conn_open(&c, o, false, false);
     if (rc)

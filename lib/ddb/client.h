@@ -22,6 +22,7 @@ typedef struct ddb__http_options {
     int64_t request_timeout_ms;
     int max_connections;
     char *ca_bundle;   /* AWS_CA_BUNDLE / ca_bundle: CURLOPT_CAINFO, or NULL; copy it */
+    size_t max_answer; /* an answer's cap in bytes; 0: DDB__CLIENT_MAX_ANSWER */
 } ddb__http_options;
 
 typedef struct ddb__http_response {

@@ -405,6 +405,7 @@ struct ddb__http {
     char *url;
     char *ca_bundle;     /* CURLOPT_CAINFO, or NULL for the system's */
     int64_t connect_timeout_ms, request_timeout_ms;
+    size_t max_answer;   /* an answer's cap in bytes */
     int max_slots;
     pthread_mutex_t mu;
     slot *idle;          /* handles ready for reuse, most recently used first */
@@ -438,6 +439,7 @@ ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err)
     }
     h->connect_timeout_ms = o->connect_timeout_ms;
     h->request_timeout_ms = o->request_timeout_ms;
+    h->max_answer = o->max_answer ? o->max_answer : DDB__CLIENT_MAX_ANSWER;
     h->max_slots = o->max_connections > 0 ? o->max_connections : DDB__DEFAULT_MAX_CONNECTIONS;
     pthread_mutex_init(&h->mu, NULL);
     atomic_init(&h->connects, 0);
@@ -610,7 +612,7 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
         nodes[i].next = i + 1 < n_headers ? &nodes[i + 1] : NULL;
     }
 
-    sink k = { .request_id = out->request_id, .date = out->date };
+    sink k = { .request_id = out->request_id, .date = out->date, .max = h->max_answer };
     CURL *e = s->easy;
     s->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, n_headers ? nodes : NULL);
@@ -781,6 +783,7 @@ int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t
     }
     x->k.request_id = x->request_id;
     x->k.date = x->date;
+    x->k.max = a->http->max_answer;
     x->request_id[0] = '\0';
     x->date[0] = '\0';
     x->errbuf[0] = '\0';

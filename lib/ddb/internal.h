@@ -124,6 +124,10 @@ bool ddb__config_retry_adaptive(const char *opt_profile);
 #define DDB__HTTP_CONNECT_TIMEOUT_MS DDB__DEFAULT_CONNECT_TIMEOUT_MS
 #define DDB__HTTP_REQUEST_TIMEOUT_MS DDB__DEFAULT_REQUEST_TIMEOUT_MS
 #define DDB__HTTP_MAX_ANSWER ((size_t)1 << 20)
+/* The cap of a DynamoDB answer to the client. The largest DynamoDB sends are a
+ * BatchGetItem's (16 MB of items) and a TransactGetItems' (4 MB); past this, the answer
+ * is not DynamoDB's and is refused rather than held in memory whole. */
+#define DDB__CLIENT_MAX_ANSWER ((size_t)64 << 20)
 /* A connection kept between requests (an easy handle on a multi handle of its own).
  * One thread at a time. */
 typedef struct ddb__http_conn ddb__http_conn;

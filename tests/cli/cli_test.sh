@@ -695,6 +695,22 @@ t_table() {
     # needs them to look it up with AWS.
     expect_match "what a failed request says" \
         "\(ResourceNotFoundException; request id [A-Z0-9]+; region us-east-1\)" "$err"
+    # A name DynamoDB would refuse is a usage error before any request: the endpoint
+    # here answers nothing.
+    capture env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 "$DL" table create ab
+    expect_eq "a table name of two characters" 64 "$st"
+    expect_match "its message" "table name 'ab': 3 to 255 characters" "$err"
+    capture env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 "$DL" table delete 'has space'
+    expect_eq "a table name with a space" 64 "$st"
+    # An item DynamoDB accepts is not refused for the size of its JSON: 300 KB of binary
+    # is 400 KB of base64.
+    "$DL" table create bigitems --exist-ok >/dev/null
+    python3 -c 'import base64,json,sys; json.dump({"pk":{"S":"big"},"b":{"B":base64.b64encode(bytes(300*1024)).decode()}}, sys.stdout)' >"$W/big.json"
+    capture "$DL" put --table bigitems --item-file "$W/big.json"
+    expect_eq "put of an item with 300 KB of binary" 0 "$st"
+    head -c $((5 * 1024 * 1024)) /dev/zero >"$W/huge.json"
+    capture "$DL" put --table bigitems --item-file "$W/huge.json"
+    expect_eq "an item file past the cap" 66 "$st"
 }
 
 t_signal_during_hung_request() {

@@ -307,6 +307,31 @@ START_TEST(post_refuses_a_request_id_longer_than_its_field)
 }
 END_TEST
 
+/* An answer larger than the client's cap is refused, not held whole; the pool goes on. */
+START_TEST(post_refuses_an_answer_over_the_cap)
+{
+    server_start((mode[]){ ANSWER_BIG, ANSWER_OK }, 2, NULL);
+    ddb_error err;
+    ddb__http *h = ddb__http_new(&(ddb__http_options){ .url = srv.url,
+                                                       .connect_timeout_ms = 60000,
+                                                       .request_timeout_ms = 60000,
+                                                       .max_connections = 1,
+                                                       .max_answer = ANSWER_CAP },
+                                 &err);
+    ck_assert_ptr_nonnull(h);
+    ddb__http_response resp;
+    const char *lines[] = { "Content-Type: application/x-amz-json-1.0" };
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{}", 2, NULL, &resp, &err), DDB_EPROTOCOL);
+    ck_assert_ptr_nonnull(strstr(err.message, "larger than the 1000 bytes allowed"));
+    ck_assert_ptr_null(resp.body);
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{}", 2, NULL, &resp, &err), 0);
+    ck_assert_str_eq(resp.body, "hello");
+    ddb__http_response_cleanup(&resp);
+    ddb__http_free(h);
+    server_stop();
+}
+END_TEST
+
 START_TEST(post_refuses_too_many_header_lines)
 {
     srv.url[0] = '\0';
@@ -390,6 +415,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("post");
     tcase_add_test(tc, post_refuses_a_request_id_longer_than_its_field);
+    tcase_add_test(tc, post_refuses_an_answer_over_the_cap);
     tcase_add_test(tc, post_refuses_too_many_header_lines);
     tcase_add_test(tc, post_waiting_for_the_connection_is_cancelled);
     suite_add_tcase(s, tc);
