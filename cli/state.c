@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "utf8.h"
 
 void cli_json_string(const char *s)
 {
@@ -34,28 +35,6 @@ void cli_json_string(const char *s)
     putchar('"');
 }
 
-/* The length (2..4) of the well-formed multi-byte UTF-8 sequence at s (n bytes left), or
- * 0 (strict: no overlong forms, surrogates or code points past U+10FFFF). */
-static size_t utf8_multi(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
-    size_t k;
-    if (c >= 0xC2 && c <= 0xDF)
-        k = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
-        k = 3, lo = c == 0xE0 ? 0xA0 : lo, hi = c == 0xED ? 0x9F : hi;
-    else if (c >= 0xF0 && c <= 0xF4)
-        k = 4, lo = c == 0xF0 ? 0x90 : lo, hi = c == 0xF4 ? 0x8F : hi;
-    else
-        return 0;
-    if (n < k || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < k; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return k;
-}
-
 char *cli_safe_text(const char *s, char *buf, size_t size)
 {
     size_t o = 0;
@@ -64,7 +43,7 @@ char *cli_safe_text(const char *s, char *buf, size_t size)
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t n = strlen((const char *)p);
     for (size_t i = 0; i < n;) {
-        size_t k = p[i] < 0x80 ? 1 : utf8_multi(p + i, n - i);
+        size_t k = dl__utf8_seq(p + i, n - i);
         /* C1 controls are U+0080..U+009F: C2 80..C2 9F in UTF-8. */
         bool control = p[i] < 0x20 || p[i] == 0x7F || k == 0 ||
                        (k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0);
