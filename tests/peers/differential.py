@@ -5,6 +5,7 @@ the fields that differ by nature: ids, dates, sizes). Differences that are known
 explained (docs/fakedb.md, "Differences from DynamoDB Local") are listed in
 differential_known.txt and reported but do not fail the run.
 Usage: differential.py ENDPOINT_A ENDPOINT_B [--show-all]"""
+import glob
 import json
 import os
 import sys
@@ -391,17 +392,34 @@ RAW = [
 ]
 
 
+def extra_cases():
+    """Appends the cases of each differential_cases_*.py beside this file (one per area
+    of the API: legacy parameters, PartiQL, streams...). Each module may define CASES and
+    RAW lists of the same form as above, and use k(), nested() and T from this module."""
+    import importlib.util
+    for path in sorted(glob.glob(os.path.join(HERE, "differential_cases_*.py"))):
+        spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+        mod = importlib.util.module_from_spec(spec)
+        mod.__dict__.update({"k": k, "nested": nested, "T": T, "KEY": KEY, "ATTRS": ATTRS})
+        spec.loader.exec_module(mod)
+        CASES.extend(getattr(mod, "CASES", []))
+        RAW.extend(getattr(mod, "RAW", []))
+
+
 def main():
+    extra_cases()
     a, b = sys.argv[1], sys.argv[2]
     show_all = "--show-all" in sys.argv[3:]
     known, bad_lines = {}, 0
-    with open(os.path.join(HERE, "differential_known.txt")) as f:
-        for line in f:
+    known_files = [os.path.join(HERE, "differential_known.txt")] + \
+        sorted(glob.glob(os.path.join(HERE, "differential_known_*.txt")))
+    for known_file in known_files:
+        for line in open(known_file):
             line = line.strip()
             if line and not line.startswith("#"):
                 case, _, why = line.partition(" ")
                 if not why.strip():
-                    print(f"differential_known.txt: '{case}' has no reason")
+                    print(f"{os.path.basename(known_file)}: '{case}' has no reason")
                     bad_lines += 1
                 known[case] = why.strip()
     diffs, unknown, seen = 0, 0, set()
