@@ -361,8 +361,12 @@ int fakedb__op_get_records(fakedb__store *db, json_object *req, fakedb__reply *r
     const char *it;
     int64_t limit;
     if (str_param(req, "ShardIterator", "shardIterator", true, 1, 2048, &it, r) ||
-        limit_param(req, MAX_RECORDS, MAX_RECORDS, &limit, r))
+        limit_param(req, MAX_RECORDS, INT32_MAX, &limit, r))
         return -1;
+    /* the API's shape has no maximum: the service refuses more than 1000 (the API
+     * reference's errors of GetRecords) */
+    if (limit > MAX_RECORDS)
+        return fakedb__reply_fail(r, FDB_E_LIMIT, "GetRecords was called with a Limit of %lld, more than 1000", (long long)limit);
     char arn[1100];
     int64_t pos, issued;
     if (!iterator_parse(it, arn, sizeof arn, &pos, &issued))

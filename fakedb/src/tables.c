@@ -538,13 +538,18 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
         json_object *dp = fakedb__json_get(t->spec, "DeletionProtectionEnabled");
         if (dp && json_object_get_boolean(dp)) {
             rc = fakedb__reply_fail_validation(r, "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
-        } else if (fakedb__tx_begin(db) || fakedb__stream_disable(db, t) || fakedb__table_drop(db, t) ||
-                   fakedb__tx_commit(db)) {
-            fakedb__tx_rollback(db);
-            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         } else {
+            /* described as it was (with its stream) before it goes */
+            json_object *d = describe(db, t, "DELETING");
+            if (fakedb__tx_begin(db) || fakedb__stream_disable(db, t) || fakedb__table_drop(db, t) ||
+                fakedb__tx_commit(db)) {
+                fakedb__tx_rollback(db);
+                json_object_put(d);
+                rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+                goto out;
+            }
             r->body = json_object_new_object();
-            json_object_object_add(r->body, "TableDescription", describe(db, t, "DELETING"));
+            json_object_object_add(r->body, "TableDescription", d);
             fakedb__table **pp = &db->tables;
             while (*pp != t)
                 pp = &(*pp)->next;
@@ -552,6 +557,7 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
             fakedb__table_free(t);
         }
     }
+out:
     pthread_mutex_unlock(&db->lock);
     return rc;
 }

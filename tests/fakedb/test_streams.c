@@ -484,8 +484,12 @@ START_TEST(delete_table_disables_stream)
     stream_table("Gone", "NEW_AND_OLD_IMAGES");
     ok("PutItem", "{\"TableName\":\"Gone\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
     char *arn = latest_arn("Gone");
-    ok("DeleteTable", "{\"TableName\":\"Gone\"}");
-    fdbt_resp r = sc("DescribeStream", "{\"StreamArn\":\"%s\"}", arn);
+    fdbt_resp r = dc("DeleteTable", "{\"TableName\":\"Gone\"}");   /* answered as it was */
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "DELETING");
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.StreamSpecification.StreamViewType"), "NEW_AND_OLD_IMAGES");
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.LatestStreamArn"), arn);
+    fdbt_free(&r);
+    r = sc("DescribeStream", "{\"StreamArn\":\"%s\"}", arn);
     ck_assert_str_eq(fdbt_str(&r, "StreamDescription.StreamStatus"), "DISABLED");
     fdbt_free(&r);
     json_object *recs = all_records(arn);   /* no REMOVE records for the table's items */
@@ -558,7 +562,7 @@ START_TEST(streams_api_errors)
     snprintf(forged, sizeof forged, "%s", it);
     forged[strlen(forged) - 1] = forged[strlen(forged) - 1] == '0' ? '1' : '0';
     expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\"}", forged), "ValidationException", "Invalid ShardIterator");
-    expect_err(records(it, 1001), "ValidationException", "less than or equal to 1000");
+    expect_err(records(it, 1001), "LimitExceededException", "more than 1000");
     expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":0}", it), "ValidationException", "greater than or equal to 1");
     expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":\"5\"}", it), "SerializationException", NULL);
     expect_err(sc("ListStreams", "{\"Limit\":101}"), "ValidationException", "less than or equal to 100");
