@@ -578,6 +578,34 @@ START_TEST(streams_api_errors)
 }
 END_TEST
 
+START_TEST(sort_key_enable_later_and_reset)
+{
+    fdbt_table("Sorted", "sk", "N");
+    ok("PutItem", "{\"TableName\":\"Sorted\",\"Item\":{\"pk\":{\"S\":\"before\"},\"sk\":{\"N\":\"1\"}}}");
+    ok("UpdateTable", "{\"TableName\":\"Sorted\",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"KEYS_ONLY\"}}");
+    ok("PutItem", "{\"TableName\":\"Sorted\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"2.50\"},\"x\":{\"S\":\"y\"}}}");
+    char *arn = latest_arn("Sorted");
+    json_object *recs = all_records(arn);   /* nothing from before the stream */
+    ck_assert_int_eq(json_object_array_length(recs), 1);
+    ck_assert_str_eq(rec_str(recs, 0, "dynamodb.Keys.pk.S"), "a");
+    ck_assert_str_eq(rec_str(recs, 0, "dynamodb.Keys.sk.N"), "2.5");
+    ck_assert_ptr_null(rec_str(recs, 0, "dynamodb.Keys.x.S"));
+    ck_assert_ptr_null(rec_str(recs, 0, "dynamodb.NewImage.x.S"));
+    json_object_put(recs);
+    fdbt_resp r = sc("DescribeStream", "{\"StreamArn\":\"%s\"}", arn);
+    ck_assert_str_eq(fdbt_str(&r, "StreamDescription.KeySchema.1.AttributeName"), "sk");
+    ck_assert_str_eq(fdbt_str(&r, "StreamDescription.KeySchema.1.KeyType"), "RANGE");
+    fdbt_free(&r);
+    /* a reset drops streams too */
+    fakedb_reset(fdbt_db);
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\"}", arn), "ResourceNotFoundException", NULL);
+    r = sc("ListStreams", "{}");
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "Streams")), 0);
+    fdbt_free(&r);
+    free(arn);
+}
+END_TEST
+
 START_TEST(records_survive_restart)
 {
     /* with a file, streams and records are kept across a restart */
@@ -628,6 +656,7 @@ int main(void)
     tcase_add_test(tc, delete_table_disables_stream);
     tcase_add_test(tc, stream_specification_errors);
     tcase_add_test(tc, streams_api_errors);
+    tcase_add_test(tc, sort_key_enable_later_and_reset);
     tcase_add_test(tc, records_survive_restart);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
