@@ -7,6 +7,7 @@
 #include "fdbt.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -606,6 +607,42 @@ START_TEST(sort_key_enable_later_and_reset)
 }
 END_TEST
 
+#define WRITERS 4
+#define WRITES 25
+
+static void *writer(void *arg)
+{
+    long w = (long)arg;
+    for (int i = 1; i <= WRITES; i++)
+        ok("PutItem", "{\"TableName\":\"Busy\",\"Item\":{\"pk\":{\"S\":\"w%ld\"},\"v\":{\"N\":\"%d\"}}}", w, i);
+    return NULL;
+}
+
+START_TEST(concurrent_writers_in_commit_order)
+{
+    /* writers on their own items at once: every write has its record, and each item's
+     * records come in the order its writes were made */
+    stream_table("Busy", "NEW_IMAGE");
+    pthread_t th[WRITERS];
+    for (long w = 0; w < WRITERS; w++)
+        ck_assert_int_eq(pthread_create(&th[w], NULL, writer, (void *)w), 0);
+    for (int w = 0; w < WRITERS; w++)
+        pthread_join(th[w], NULL);
+    char *arn = latest_arn("Busy");
+    json_object *recs = all_records(arn);
+    ck_assert_int_eq(json_object_array_length(recs), WRITERS * WRITES);
+    int last[WRITERS] = { 0 };
+    for (size_t i = 0; i < json_object_array_length(recs); i++) {
+        int w = atoi(rec_str(recs, i, "dynamodb.Keys.pk.S") + 1), v = atoi(rec_str(recs, i, "dynamodb.NewImage.v.N"));
+        ck_assert_int_eq(v, last[w] + 1);
+        ck_assert_str_eq(rec_str(recs, i, "eventName"), v == 1 ? "INSERT" : "MODIFY");
+        last[w] = v;
+    }
+    json_object_put(recs);
+    free(arn);
+}
+END_TEST
+
 START_TEST(records_survive_restart)
 {
     /* with a file, streams and records are kept across a restart */
@@ -657,6 +694,7 @@ int main(void)
     tcase_add_test(tc, stream_specification_errors);
     tcase_add_test(tc, streams_api_errors);
     tcase_add_test(tc, sort_key_enable_later_and_reset);
+    tcase_add_test(tc, concurrent_writers_in_commit_order);
     tcase_add_test(tc, records_survive_restart);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
