@@ -27,6 +27,13 @@ static const struct {
     { "BatchWriteItem", fakedb__op_batch_write },
     { "TransactWriteItems", fakedb__op_transact_write },
     { "TransactGetItems", fakedb__op_transact_get },
+    { "TagResource", fakedb__op_tag_resource },
+    { "UntagResource", fakedb__op_untag_resource },
+    { "ListTagsOfResource", fakedb__op_list_tags },
+    { "DescribeContinuousBackups", fakedb__op_describe_backups },
+    { "UpdateContinuousBackups", fakedb__op_update_backups },
+    { "DescribeLimits", fakedb__op_describe_limits },
+    { "DescribeEndpoints", fakedb__op_describe_endpoints },
 };
 
 const char *fakedb__op_name(int op)

@@ -429,6 +429,9 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         r.leave_out = fakedb__fault_covers;
         r.leave_out_arg = &unprocessed;
     }
+    for (size_t i = 0; i < rq->n_headers; i++)
+        if (!strcasecmp(rq->headers[i].name, "host"))
+            r.host = rq->headers[i].value;
     fakedb__op_call(op, &db->store, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);

@@ -398,7 +398,14 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
     json_object_put(used);
     if (bad)
         return NULL;
+    json_object *tags = fakedb__tags_for_create(req, r);
+    if (!tags)
+        return NULL;
     json_object *spec = json_object_new_object();
+    if (json_object_array_length(tags))
+        json_object_object_add(spec, "Tags", tags);
+    else
+        json_object_put(tags);
     json_object_object_add(spec, "AttributeDefinitions", fakedb__json_copy(defs));
     json_object_object_add(spec, "KeySchema", fakedb__json_copy(ks));
     json_object_object_add(spec, "BillingMode", json_object_new_string(on_demand ? "PAY_PER_REQUEST" : "PROVISIONED"));
