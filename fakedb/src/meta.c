@@ -100,9 +100,11 @@ static int check_tag(json_object *tag, size_t i, const char *list, fakedb__reply
         return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
     if (str_member(tag, "Key", &k, r) || str_member(tag, "Value", &v, r))
         return -1;
-    if (!k || !v)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s.%zu.member.%s' failed to satisfy constraint: Member must not be null",
-                                             list, i + 1, k ? "value" : "key");
+    if (!k)
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s.%zu.member.key' failed to satisfy constraint: Member must not be null",
+                                             list, i + 1);
+    if (!v)
+        return fakedb__reply_fail_validation(r, "The Tag Value provided is invalid, Value: null");
     size_t kn = utf8_chars(k), vn = utf8_chars(v);
     if (kn < 1 || kn > TAG_KEY_MAX)
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%.200s' at '%s.%zu.member.key' failed to satisfy constraint: Member must have length %s",
@@ -113,23 +115,30 @@ static int check_tag(json_object *tag, size_t i, const char *list, fakedb__reply
     return 0;
 }
 
+/* The service's checks of a list of tags, with AWS's texts (see docs/fakedb.md):
+ * the alphabet, the reserved prefix, a key given twice. */
 static int check_tag_texts(json_object *tags, fakedb__reply *r)
 {
     size_t n = json_object_array_length(tags);
     for (size_t i = 0; i < n; i++) {
         json_object *tag = json_object_array_get_idx(tags, i);
         const char *k = fakedb__json_str(tag, "Key"), *v = fakedb__json_str(tag, "Value");
-        if (!tag_text_ok(k) || !tag_text_ok(v))
-            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Tag keys and values may only contain letters, numbers, white space and the characters + - = . _ : /");
+        if (!tag_text_ok(k))
+            return fakedb__reply_fail_validation(r, "The Tag Key provided is invalid, Key: %.200s", k);
+        if (!tag_text_ok(v))
+            return fakedb__reply_fail_validation(r, "The Tag Value provided is invalid, Value: %.300s", v);
         if (reserved_key(k))
-            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Tag keys starting with 'aws:' are reserved for use by AWS");
+            return fakedb__reply_fail_validation(r, "Tag Key cannot be prefixed with aws:, Key: %.200s", k);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(k, fakedb__json_str(json_object_array_get_idx(tags, j), "Key")))
+                return fakedb__reply_fail_validation(r, "Duplicate Tag Keys provided as input: Duplicate Tag Key found %.200s", k);
     }
     return 0;
 }
 
 static int too_many_tags(fakedb__reply *r)
 {
-    return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: The number of tags on a resource may not exceed %d", MAX_TAGS);
+    return fakedb__reply_fail_validation(r, "Number of Tags exceed the current limit for the provided ResourceArn");
 }
 
 static int cmp_tags(const void *a, const void *b)
@@ -185,46 +194,54 @@ json_object *fakedb__tags_for_create(json_object *req, fakedb__reply *r)
     return out;
 }
 
+/* What arn_table finds wrong with an ARN: each has its own text at AWS. */
+enum { ARN_OK, ARN_NO_PREFIX, ARN_NOT_DYNAMODB, ARN_NOT_TABLE, ARN_BAD_TABLE, ARN_STREAM };
+
 /* The table an ARN names: arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME, with any
- * region and account (fakedb is one account in one region). Fills `name`; -1 when the
- * ARN is not a table's (an index's or a stream's ARN included). */
+ * region and account (fakedb is one account in one region). Fills `name` and returns
+ * ARN_OK, or what is wrong. */
 static int arn_table(const char *arn, char *name, size_t cap)
 {
     const char *p = arn;
     if (strncmp(p, "arn:", 4))
-        return -1;
+        return ARN_NO_PREFIX;
     p += 4;
     const char *part = p;
     if (!(p = strchr(p, ':')) || p == part)
-        return -1;
+        return ARN_NOT_DYNAMODB;
     p++;
     if (strncmp(p, "dynamodb:", 9))
-        return -1;
+        return ARN_NOT_DYNAMODB;
     p += 9;
     const char *region = p;
     if (!(p = strchr(p, ':')) || p == region)
-        return -1;
+        return ARN_BAD_TABLE;
     p++;
     const char *acct = p;
     while (*p >= '0' && *p <= '9')
         p++;
     if (p == acct || *p != ':')
-        return -1;
+        return ARN_BAD_TABLE;
     p++;
     if (strncmp(p, "table/", 6))
-        return -1;
+        return ARN_NOT_TABLE;
     p += 6;
-    size_t n = strlen(p);
+    const char *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    if (slash && !strncmp(slash, "/stream/", 8))
+        return ARN_STREAM;
+    if (slash)
+        return ARN_NOT_TABLE;
     if (n < 3 || n > 255 || n >= cap)
-        return -1;
+        return ARN_BAD_TABLE;
     for (size_t i = 0; i < n; i++) {
         char c = p[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '_' || c == '-' || c == '.'))
-            return -1;
+            return ARN_BAD_TABLE;
     }
     memcpy(name, p, n + 1);
-    return 0;
+    return ARN_OK;
 }
 
 /* ResourceArn checked in DynamoDB's order: present, then a table's ARN. */
@@ -239,9 +256,20 @@ static int resource_arn(json_object *req, const char **arn, fakedb__reply *r)
 
 static int arn_format(const char *arn, char *name, size_t cap, fakedb__reply *r)
 {
-    if (arn_table(arn, name, cap))
+    switch (arn_table(arn, name, cap)) {
+    case ARN_OK:
+        return 0;
+    case ARN_NO_PREFIX:
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: ARNs must start with 'arn:': %.900s", arn);
+    case ARN_NOT_DYNAMODB:
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Provided Arn is not a DynamoDB resource arn: %.900s", arn);
+    case ARN_NOT_TABLE:
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Invalid resource arn provided, only table or stream is accepted. Provided resource arn: %.900s", arn);
+    case ARN_STREAM:    /* AWS tags streams too; fakedb has none to tag */
+        return fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: ResourcArn: %.900s not found", arn);
+    default:
         return fakedb__reply_fail_validation(r, "Invalid TableArn: Invalid ResourceArn provided as input %.900s", arn);
-    return 0;
+    }
 }
 
 /* The table of a checked ARN; db->lock held. */
@@ -332,7 +360,7 @@ int fakedb__op_untag_resource(fakedb__store *db, json_object *req, fakedb__reply
         return fakedb__reply_fail_validation(r, "Atleast one Tag Key needs to be provided as Input.");
     for (size_t i = 0; i < n; i++)
         if (reserved_key(json_object_get_string(json_object_array_get_idx(keys, i))))
-            return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Tag keys starting with 'aws:' are reserved for use by AWS");
+            return fakedb__reply_fail_validation(r, "Tag Key cannot be prefixed with aws:, Key: %.200s", json_object_get_string(json_object_array_get_idx(keys, i)));
     pthread_mutex_lock(&db->lock);
     int rc = -1;
     fakedb__table *t = arn_lookup(db, arn, name, r);
@@ -394,7 +422,7 @@ static fakedb__table *backup_table(fakedb__store *db, json_object *req, fakedb__
     char name[256];
     const char *look = tn;
     if (!strncmp(tn, "arn:", 4))
-        look = arn_table(tn, name, sizeof name) ? NULL : name;
+        look = arn_table(tn, name, sizeof name) == ARN_OK ? name : NULL;
     fakedb__table *t = look ? fakedb__table_find(db, look) : NULL;
     if (!t)
         fakedb__reply_fail(r, FDB_E_TABLE_NOT_FOUND, "Table not found: %.900s", tn);
@@ -468,7 +496,7 @@ int fakedb__op_update_backups(fakedb__store *db, json_object *req, fakedb__reply
                                              (long long)days, days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
     bool enable = json_object_get_boolean(en);
     if (!enable && has_days)
-        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: RecoveryPeriodInDays can only be specified when PointInTimeRecoveryEnabled is true");
+        return fakedb__reply_fail_validation(r, "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.");
     pthread_mutex_lock(&db->lock);
     int rc = -1;
     fakedb__table *t = backup_table(db, req, r);

@@ -370,6 +370,13 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
     if (sel && !has_proj && !strcmp(sel, "SPECIFIC_ATTRIBUTES"))
         return fakedb__reply_fail_validation(r, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
                                        q->scan ? "" : "1 validation error detected: ");
+    /* AWS's texts for a ProjectionExpression (verified against AWS by ExtendDB's
+     * validation-parity tests): "only the Count" for COUNT, "get <Select>" otherwise,
+     * with the constraint prefix on Query and Scan alike */
+    if (sel && q->proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
+        return !strcmp(sel, "COUNT")
+            ? fakedb__reply_fail_validation(r, "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get only the Count")
+            : fakedb__reply_fail_validation(r, "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get %s", sel);
     if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
         return fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
     q->count_only = sel && !strcmp(sel, "COUNT");

@@ -77,7 +77,7 @@ static void tag_many(int from, int to, int status)
     ck_assert_msg(r.status == status, "%s", r.body);
     if (status != 200) {
         ck_assert_str_eq(fdbt_error(&r), "ValidationException");
-        ck_assert_ptr_nonnull(strstr(fdbt_message(&r), "exceed 50"));
+        ck_assert_str_eq(fdbt_message(&r), "Number of Tags exceed the current limit for the provided ResourceArn");
     }
     fdbt_free(&r);
 }
@@ -99,9 +99,12 @@ START_TEST(tags_round_trip)
                              "{\"Key\":\"env\",\"Value\":\"ci\"},{\"Key\":\" \",\"Value\":\"\"}]}");
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, " =,env=ci,team=core");
-    /* tagging a key again replaces its value; a repeated key in one call keeps the last */
-    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod\"},"
-                             "{\"Key\":\"a:b/c=d+e-f.g_h\",\"Value\":\"x y\"},{\"Key\":\"env\",\"Value\":\"prod2\"}]}");
+    /* a key twice in one call is refused whole; tagging a key again replaces its value */
+    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod\"},"
+                                "{\"Key\":\"new\",\"Value\":\"x\"},{\"Key\":\"env\",\"Value\":\"prod2\"}]}",
+                 "ValidationException", "Duplicate Tag Keys provided as input: Duplicate Tag Key found env");
+    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod2\"},"
+                             "{\"Key\":\"a:b/c=d+e-f.g_h\",\"Value\":\"x y\"}]}");
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, " =,a:b/c=d+e-f.g_h=x y,env=prod2,team=core");
     /* removing a key that is not there is not an error */
@@ -153,7 +156,7 @@ START_TEST(tag_lengths_and_unicode)
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"ok\",\"Value\":\"v\"},{\"Key\":\"\",\"Value\":\"v\"}]}",
                  "ValidationException", "at 'tags.2.member.key' failed to satisfy constraint: Member must have length greater than or equal to 1");
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"dog\"}]}",
-                 "ValidationException", "Value null at 'tags.1.member.value' failed to satisfy constraint: Member must not be null");
+                 "ValidationException", "The Tag Value provided is invalid, Value: null");
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Value\":\"dog\"}]}",
                  "ValidationException", "Value null at 'tags.1.member.key'");
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":7,\"Value\":\"dog\"}]}",
@@ -173,16 +176,16 @@ START_TEST(tag_alphabet_and_reserved_prefix)
     char body[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"%s\",\"Value\":\"dog\"}]}", ARN, bad[i]);
-        expect_error("TagResource", body, "ValidationException", "Tag keys and values may only contain");
+        expect_error("TagResource", body, "ValidationException", "The Tag Key provided is invalid, Key: ");
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"dog\",\"Value\":\"%s\"}]}", ARN, bad[i]);
-        expect_error("TagResource", body, "ValidationException", "Tag keys and values may only contain");
+        expect_error("TagResource", body, "ValidationException", "The Tag Value provided is invalid, Value: ");
     }
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"aws:cloudformation:stack\",\"Value\":\"s\"}]}",
-                 "ValidationException", "'aws:' are reserved");
+                 "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:cloudformation:stack");
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"AWS:x\",\"Value\":\"s\"}]}",
-                 "ValidationException", "'aws:' are reserved");
+                 "ValidationException", "Tag Key cannot be prefixed with aws:, Key: AWS:x");
     expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"aws:x\"]}",
-                 "ValidationException", "'aws:' are reserved");
+                 "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:x");
     /* aws without the colon, and aws: inside a key, are ordinary */
     expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"awsome\",\"Value\":\"aws:x\"},{\"Key\":\"x:aws:y\",\"Value\":\"\"}]}");
     ck_assert_uint_eq(tag_count(), 2);
@@ -213,26 +216,33 @@ START_TEST(arn_refusals)
     expect_error("UntagResource", "{\"TagKeys\":[\"a\"]}", "ValidationException", "Invalid TableArn");
     expect_error("ListTagsOfResource", "{}", "ValidationException", "Invalid TableArn");
     expect_error("ListTagsOfResource", "{\"ResourceArn\":5}", "SerializationException", NULL);
-    const char *bad[] = {
-        "I_do_not_exist", "", "arn:not/a/good/format", " ",
-        "arn:aws:dynamodb:us-east-1:000000000000:table/Tagged/index/byG",
-        "arn:aws:dynamodb:us-east-1:000000000000:table/Tagged/stream/2023-01-01T00:00:00.000",
-        "arn:aws:s3:us-east-1:000000000000:table/Tagged",
-        "arn:aws:dynamodb:us-east-1:acct:table/Tagged",
-        "arn:aws:dynamodb:us-east-1:000000000000:table/ab",
-        "arn:aws:dynamodb:us-east-1:000000000000:table/bad name",
-        "arn:aws:dynamodb::000000000000:table/Tagged",
+    /* AWS's text for each way an ARN is wrong */
+    static const char *const pre = "One or more parameter values were invalid: ";
+    const struct { const char *arn, *want; } bad[] = {
+        { "I_do_not_exist", "ARNs must start with 'arn:': " },
+        { "", "ARNs must start with 'arn:': " },
+        { " ", "ARNs must start with 'arn:': " },
+        { "arn:not/a/good/format", "Provided Arn is not a DynamoDB resource arn: " },
+        { "arn:aws:s3:us-east-1:000000000000:table/Tagged", "Provided Arn is not a DynamoDB resource arn: " },
+        { "arn:aws:dynamodb:us-east-1:000000000000:table/Tagged/index/byG", "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: " },
+        { "arn:aws:dynamodb:us-east-1:000000000000:backup/x", "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: " },
+        { "arn:aws:dynamodb:us-east-1:acct:table/Tagged", "Invalid TableArn: Invalid ResourceArn provided as input " },
+        { "arn:aws:dynamodb:us-east-1:000000000000:table/ab", "Invalid TableArn: Invalid ResourceArn provided as input " },
+        { "arn:aws:dynamodb:us-east-1:000000000000:table/bad name", "Invalid TableArn: Invalid ResourceArn provided as input " },
+        { "arn:aws:dynamodb::000000000000:table/Tagged", "Invalid TableArn: Invalid ResourceArn provided as input " },
     };
     char body[512], want[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(want, sizeof want, "Invalid TableArn: Invalid ResourceArn provided as input %s", bad[i]);
-        snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}", bad[i]);
+        snprintf(want, sizeof want, "%s%s%s", strncmp(bad[i].want, "Invalid TableArn", 16) ? pre : "", bad[i].want, bad[i].arn);
+        snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}", bad[i].arn);
         expect_error("TagResource", body, "ValidationException", want);
-        snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"TagKeys\":[\"a\"]}", bad[i]);
+        snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"TagKeys\":[\"a\"]}", bad[i].arn);
         expect_error("UntagResource", body, "ValidationException", want);
-        snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\"}", bad[i]);
+        snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\"}", bad[i].arn);
         expect_error("ListTagsOfResource", body, "ValidationException", want);
     }
+    /* a stream's ARN: AWS tags streams, fakedb has none */
+    expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "/stream/2023-01-01T00:00:00.000\"}", "ResourceNotFoundException", NULL);
     /* a well-formed ARN of no table */
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "x\",\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}",
                  "ResourceNotFoundException", "Requested resource not found: ResourcArn: " ARN "x not found");
@@ -267,13 +277,17 @@ START_TEST(create_table_tags)
     for (int i = 0; i < 51; i++)
         o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"Key\":\"%d\",\"Value\":\"%d\"}", i ? "," : "", i, i);
     snprintf(body + o, sizeof body - o, "]}");
-    expect_error("CreateTable", body, "ValidationException", "exceed 50");
+    expect_error("CreateTable", body, "ValidationException", "Number of Tags exceed the current limit for the provided ResourceArn");
     expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-                                "\"Tags\":[{\"Key\":\"aws:x\",\"Value\":\"v\"}]}", "ValidationException", "'aws:' are reserved");
+                                "\"Tags\":[{\"Key\":\"aws:x\",\"Value\":\"v\"}]}", "ValidationException", "Tag Key cannot be prefixed with aws:");
     expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-                                "\"Tags\":[{\"Key\":\"k\"}]}", "ValidationException", "Value null at 'tags.1.member.value'");
+                                "\"Tags\":[{\"Key\":\"k\",\"Value\":\"1\"},{\"Key\":\"k\",\"Value\":\"2\"}]}", "ValidationException",
+                 "Duplicate Tag Keys provided as input: Duplicate Tag Key found k");
+    expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                                "\"Tags\":[{\"Key\":\"k\"}]}", "ValidationException", "The Tag Value provided is invalid, Value: null");
     expect_error("DescribeTable", "{\"TableName\":\"Refused\"}", "ResourceNotFoundException", NULL);
 }
 END_TEST
@@ -395,6 +409,8 @@ START_TEST(continuous_backups_refusals)
     expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":1.5}}",
                  "SerializationException", NULL);
     expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":[]}", "SerializationException", NULL);
+    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":false,\"RecoveryPeriodInDays\":7}}",
+                 "ValidationException", "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.");
     /* nothing refused changed the setting */
     fdbt_resp r = fdbt_call("DescribeContinuousBackups", "{\"TableName\":\"Tagged\"}");
     ck_assert_str_eq(fdbt_str(&r, "ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus"), "DISABLED");
@@ -427,6 +443,118 @@ START_TEST(limits_and_endpoints)
 }
 END_TEST
 
+/* ---- issue #11, items 3-4: AWS's classes and texts ---- */
+
+#define CT_PK "{\"TableName\":\"Keys\",\"BillingMode\":\"PAY_PER_REQUEST\","
+
+START_TEST(table_spec_texts)
+{
+    /* AttributeDefinitions naming one attribute twice */
+    expect_error("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}",
+                 "ValidationException", NULL);
+    fdbt_resp r = fdbt_call("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                           "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"pk\",\"AttributeType\":\"N\"}]}");
+    ck_assert_str_eq(fdbt_message(&r), "Attribute Name is duplicated: pk");
+    fdbt_free(&r);
+    /* a key schema naming one attribute as hash and range, the table's or an LSI's */
+    r = fdbt_call("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"pk\",\"KeyType\":\"RANGE\"}],"
+                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}");
+    ck_assert_str_eq(fdbt_message(&r), "Both the Hash Key and the Range Key element in the KeySchema have the same name");
+    fdbt_free(&r);
+    r = fdbt_call("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],"
+                                 "\"LocalSecondaryIndexes\":[{\"IndexName\":\"same\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},"
+                                 "{\"AttributeName\":\"pk\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_str_eq(fdbt_message(&r), "Both the Hash Key and the Range Key element in the KeySchema have the same name");
+    fdbt_free(&r);
+    expect_error("DescribeTable", "{\"TableName\":\"Keys\"}", "ResourceNotFoundException", NULL);
+
+    /* DeleteTable answers DELETING with the whole description */
+    fdbt_table("Gone", "sk", "N");
+    r = fdbt_call("DeleteTable", "{\"TableName\":\"Gone\"}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "DELETING");
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.KeySchema.1.AttributeName"), "sk");
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.AttributeDefinitions.1.AttributeType"), "N");
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "TableDescription.TableArn"));
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(select_and_start_key_texts)
+{
+    fdbt_table("Rows", "sk", "S");
+    expect_ok("PutItem", "{\"TableName\":\"Rows\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"1\"}}}");
+    const char *q = "{\"TableName\":\"Rows\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"a\"}},";
+    char body[512];
+    snprintf(body, sizeof body, "%s\"Select\":\"COUNT\",\"ProjectionExpression\":\"sk\"}", q);
+    fdbt_resp r = fdbt_call("Query", body);
+    ck_assert_str_eq(fdbt_message(&r), "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get only the Count");
+    fdbt_free(&r);
+    r = fdbt_call("Scan", "{\"TableName\":\"Rows\",\"Select\":\"ALL_ATTRIBUTES\",\"ProjectionExpression\":\"sk\"}");
+    ck_assert_str_eq(fdbt_message(&r), "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get ALL_ATTRIBUTES");
+    fdbt_free(&r);
+    /* both rules broken: the projection's is reported */
+    r = fdbt_call("Scan", "{\"TableName\":\"Rows\",\"Select\":\"ALL_PROJECTED_ATTRIBUTES\",\"ProjectionExpression\":\"sk\"}");
+    ck_assert_str_eq(fdbt_message(&r), "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES");
+    fdbt_free(&r);
+    r = fdbt_call("Scan", "{\"TableName\":\"Rows\",\"Select\":\"ALL_PROJECTED_ATTRIBUTES\"}");
+    ck_assert_str_eq(fdbt_message(&r), "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+    fdbt_free(&r);
+    snprintf(body, sizeof body, "%s\"Select\":\"SPECIFIC_ATTRIBUTES\"}", q);
+    r = fdbt_call("Query", body);
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_ptr_nonnull(strstr(fdbt_message(&r), "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"));
+    fdbt_free(&r);
+    snprintf(body, sizeof body, "%s\"Select\":\"SPECIFIC_ATTRIBUTES\",\"ProjectionExpression\":\"sk\"}", q);
+    expect_ok("Query", body);
+
+    /* ExclusiveStartKey: not the table's key, or outside the key condition */
+    r = fdbt_call("Scan", "{\"TableName\":\"Rows\",\"ExclusiveStartKey\":{\"pk\":{\"S\":\"a\"}}}");
+    ck_assert_str_eq(fdbt_message(&r), "The provided starting key is invalid: The provided key element does not match the schema");
+    fdbt_free(&r);
+    r = fdbt_call("Scan", "{\"TableName\":\"Rows\",\"ExclusiveStartKey\":{\"pk\":{\"N\":\"1\"},\"sk\":{\"S\":\"1\"}}}");
+    ck_assert_str_eq(fdbt_message(&r), "The provided starting key is invalid: The provided key element does not match the schema");
+    fdbt_free(&r);
+    snprintf(body, sizeof body, "%s\"ExclusiveStartKey\":{\"pk\":{\"S\":\"b\"},\"sk\":{\"S\":\"1\"}}}", q);
+    r = fdbt_call("Query", body);
+    ck_assert_str_eq(fdbt_message(&r), "The provided starting key is outside query boundaries based on provided conditions");
+    fdbt_free(&r);
+}
+END_TEST
+
+START_TEST(request_class_texts)
+{
+    /* UpdateTimeToLive with an Enabled that is not a boolean */
+    expect_error("UpdateTimeToLive", "{\"TableName\":\"Tagged\",\"TimeToLiveSpecification\":{\"AttributeName\":\"exp\",\"Enabled\":\"yes\"}}",
+                 "SerializationException", "STRING_VALUE cannot be converted to Boolean");
+    expect_error("UpdateTimeToLive", "{\"TableName\":\"Tagged\",\"TimeToLiveSpecification\":{\"AttributeName\":\"exp\",\"Enabled\":1}}",
+                 "SerializationException", "NUMBER_VALUE cannot be converted to Boolean");
+    /* an update naming a missing operand fails the whole request and writes nothing */
+    expect_ok("PutItem", "{\"TableName\":\"Tagged\",\"Item\":{\"pk\":{\"S\":\"u\"},\"n\":{\"N\":\"1\"}}}");
+    expect_error("UpdateItem", "{\"TableName\":\"Tagged\",\"Key\":{\"pk\":{\"S\":\"u\"}},\"UpdateExpression\":\"SET n = :one, m = absent + :one\","
+                               "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}",
+                 "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Tagged\",\"Key\":{\"pk\":{\"S\":\"u\"}}}");
+    ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "1");
+    ck_assert_ptr_null(fdbt_get(r.json, "Item.m"));
+    fdbt_free(&r);
+    /* an invalid number */
+    expect_error("PutItem", "{\"TableName\":\"Tagged\",\"Item\":{\"pk\":{\"S\":\"v\"},\"n\":{\"N\":\"12abc\"}}}",
+                 "ValidationException", "A value provided cannot be converted into a number");
+    /* a body that is not JSON: the __type alone, as AWS answers */
+    const char *bad[] = { "{not json", "{\"TableName\":", "{} trailing" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = fdbt_call("DescribeTable", bad[i]);
+        ck_assert_int_eq(r.status, 400);
+        ck_assert_str_eq(r.body, "{\"__type\":\"com.amazon.coral.service#SerializationException\"}");
+        fdbt_free(&r);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fakedb_startup");
@@ -444,6 +572,9 @@ int main(void)
     tcase_add_test(tc, continuous_backups);
     tcase_add_test(tc, continuous_backups_refusals);
     tcase_add_test(tc, limits_and_endpoints);
+    tcase_add_test(tc, table_spec_texts);
+    tcase_add_test(tc, select_and_start_key_texts);
+    tcase_add_test(tc, request_class_texts);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
 }

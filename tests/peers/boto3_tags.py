@@ -78,15 +78,17 @@ code, msg = error(ddb.tag_resource, ResourceArn=arn + "x", Tags=[{"Key": "a", "V
 step("missing table", code == "ResourceNotFoundException" and "ResourcArn" in msg)
 index_arn = arn + "/index/none"
 code, msg = error(ddb.list_tags_of_resource, ResourceArn=index_arn)
-step("index arn", code == "ValidationException" and msg == "Invalid TableArn: Invalid ResourceArn provided as input " + index_arn)
+step("index arn", code == "ValidationException" and msg == "One or more parameter values were invalid: Invalid resource arn "
+     "provided, only table or stream is accepted. Provided resource arn: " + index_arn)
 code, msg = error(ddb.tag_resource, ResourceArn=arn, Tags=[{"Key": "aws:reserved", "Value": "x"}])
-step("reserved prefix", code == "ValidationException" and "aws:" in msg)
-code, _ = error(ddb.tag_resource, ResourceArn=arn, Tags=[{"Key": "hi!", "Value": "x"}])
-step("alphabet", code == "ValidationException")
+step("reserved prefix", code == "ValidationException" and msg == "Tag Key cannot be prefixed with aws:, Key: aws:reserved")
+code, msg = error(ddb.tag_resource, ResourceArn=arn, Tags=[{"Key": "hi!", "Value": "x"}])
+step("alphabet", code == "ValidationException" and msg == "The Tag Key provided is invalid, Key: hi!")
 code, _ = error(ddb.tag_resource, ResourceArn=arn, Tags=[{"Key": "x" * 129, "Value": "x"}])
 step("key length", code == "ValidationException")
 code, msg = error(ddb.tag_resource, ResourceArn=arn, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(49)])
-step("fifty", code == "ValidationException" and "50" in msg and len(tags(arn)) == 2)
+step("fifty", code == "ValidationException" and msg == "Number of Tags exceed the current limit for the provided ResourceArn"
+     and len(tags(arn)) == 2)
 ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(48)])
 step("fifty exactly", len(tags(arn)) == 50)
 
