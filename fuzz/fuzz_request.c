@@ -18,7 +18,10 @@ static const char *const OPS[] = {
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
     "BatchWriteItem", "TransactWriteItems", "TransactGetItems", "CreateTable",
     "DescribeTable", "UpdateTable", "ListTables", "UpdateTimeToLive", "DescribeTimeToLive",
-    "DeleteTable", "Unknown"};
+    "DeleteTable", "Unknown",
+    /* the start-up calls (tags, continuous backups, limits, endpoints) */
+    "TagResource", "UntagResource", "ListTagsOfResource", "DescribeContinuousBackups",
+    "UpdateContinuousBackups", "DescribeLimits", "DescribeEndpoints"};
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
 static fakedb *db;
