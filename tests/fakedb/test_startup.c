@@ -522,6 +522,42 @@ START_TEST(select_and_start_key_texts)
     r = fdbt_call("Query", body);
     ck_assert_str_eq(fdbt_message(&r), "The provided starting key is outside query boundaries based on provided conditions");
     fdbt_free(&r);
+    /* with a sort key condition: the sort key is checked first, then the partition */
+    const char *rq = "{\"TableName\":\"Rows\",\"KeyConditionExpression\":\"pk = :p AND sk BETWEEN :a AND :b\","
+                     "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"a\"},\":a\":{\"S\":\"1\"},\":b\":{\"S\":\"5\"}},";
+    snprintf(body, sizeof body, "%s\"ExclusiveStartKey\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"9\"}}}", rq);
+    r = fdbt_call("Query", body);
+    ck_assert_str_eq(fdbt_message(&r), "The provided starting key does not match the range key predicate");
+    fdbt_free(&r);
+    snprintf(body, sizeof body, "%s\"ExclusiveStartKey\":{\"pk\":{\"S\":\"b\"},\"sk\":{\"S\":\"9\"}}}", rq);
+    r = fdbt_call("Query", body);
+    ck_assert_str_eq(fdbt_message(&r), "The provided starting key does not match the range key predicate");
+    fdbt_free(&r);
+    snprintf(body, sizeof body, "%s\"ExclusiveStartKey\":{\"pk\":{\"S\":\"b\"},\"sk\":{\"S\":\"3\"}}}", rq);
+    r = fdbt_call("Query", body);
+    ck_assert_str_eq(fdbt_message(&r), "The query can return at most one row and cannot be restarted");
+    fdbt_free(&r);
+    /* inside the range, at either bound, pages on */
+    const char *inside[] = { "1", "3", "5" };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(body, sizeof body, "%s\"ExclusiveStartKey\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"%s\"}}}", rq, inside[i]);
+        expect_ok("Query", body);
+    }
+    const struct { const char *cond, *v, *esk; bool ok; } ops[] = {
+        { "sk < :v", "3", "2", true }, { "sk < :v", "3", "3", false }, { "sk <= :v", "3", "3", true },
+        { "sk > :v", "3", "3", false }, { "sk > :v", "3", "4", true }, { "sk >= :v", "3", "3", true },
+        { "sk = :v", "3", "3", true }, { "sk = :v", "3", "4", false },
+        { "begins_with(sk, :v)", "ab", "abz", true }, { "begins_with(sk, :v)", "ab", "ac", false },
+        { "begins_with(sk, :v)", "ab", "a", false },
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        snprintf(body, sizeof body, "{\"TableName\":\"Rows\",\"KeyConditionExpression\":\"pk = :p AND %s\","
+                 "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"a\"},\":v\":{\"S\":\"%s\"}},"
+                 "\"ExclusiveStartKey\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"%s\"}}}", ops[i].cond, ops[i].v, ops[i].esk);
+        r = fdbt_call("Query", body);
+        ck_assert_msg((r.status == 200) == ops[i].ok, "%s with %s: %s", ops[i].cond, ops[i].esk, r.body);
+        fdbt_free(&r);
+    }
 }
 END_TEST
 

@@ -47,6 +47,18 @@ CASES = [
                                                  "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "COUNT",
                                                  "ProjectionExpression": "pk"}),
     ("startup-scan-all-projection", "Scan", {"TableName": "DiffTags", "Select": "ALL_ATTRIBUTES", "ProjectionExpression": "pk"}),
+    ("startup-esk-table", "CreateTable", {"TableName": "DiffEsk", "BillingMode": "PAY_PER_REQUEST",
+                                          "KeySchema": PK + [{"AttributeName": "sk", "KeyType": "RANGE"}],
+                                          "AttributeDefinitions": PK_DEF + [{"AttributeName": "sk", "AttributeType": "S"}]}),
+    ("startup-esk-range-outside", "Query", {"TableName": "DiffEsk", "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+                                            "ExpressionAttributeValues": {":p": {"S": "a"}, ":a": {"S": "1"}, ":b": {"S": "5"}},
+                                            "ExclusiveStartKey": {"pk": {"S": "a"}, "sk": {"S": "9"}}}),
+    ("startup-esk-range-other-partition", "Query", {"TableName": "DiffEsk", "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+                                                    "ExpressionAttributeValues": {":p": {"S": "a"}, ":a": {"S": "1"}, ":b": {"S": "5"}},
+                                                    "ExclusiveStartKey": {"pk": {"S": "b"}, "sk": {"S": "3"}}}),
+    ("startup-esk-range-inside", "Query", {"TableName": "DiffEsk", "KeyConditionExpression": "pk = :p AND begins_with(sk, :a)",
+                                           "ExpressionAttributeValues": {":p": {"S": "a"}, ":a": {"S": "ab"}},
+                                           "ExclusiveStartKey": {"pk": {"S": "a"}, "sk": {"S": "abc"}}}),
 ]
 
 RAW = [
