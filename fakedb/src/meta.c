@@ -61,7 +61,8 @@ static int serialization(fakedb__reply *r, json_object *v, const char *want)
     if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
         return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "NUMBER_VALUE cannot be converted to %s", want);
     if (json_object_is_type(v, json_type_boolean) && !strcmp(want, "String"))
-        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "TRUE_VALUE cannot be converted to String");
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to String",
+                                  json_object_get_boolean(v) ? "TRUE_VALUE" : "FALSE_VALUE");
     return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
 }
 

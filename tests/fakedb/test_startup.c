@@ -161,6 +161,8 @@ START_TEST(tag_lengths_and_unicode)
                  "ValidationException", "Value null at 'tags.1.member.key'");
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":7,\"Value\":\"dog\"}]}",
                  "SerializationException", "NUMBER_VALUE cannot be converted to String");
+    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"k\",\"Value\":false}]}",
+                 "SerializationException", "FALSE_VALUE cannot be converted to String");
     expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":{\"Key\":\"a\",\"Value\":\"b\"}}",
                  "SerializationException", NULL);
     /* nothing refused was kept */
