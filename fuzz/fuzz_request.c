@@ -21,7 +21,10 @@ static const char *const OPS[] = {
     "DeleteTable", "Unknown",
     /* DynamoDB Streams, on its own target */
     "DynamoDBStreams_20120810.ListStreams", "DynamoDBStreams_20120810.DescribeStream",
-    "DynamoDBStreams_20120810.GetShardIterator", "DynamoDBStreams_20120810.GetRecords"};
+    "DynamoDBStreams_20120810.GetShardIterator", "DynamoDBStreams_20120810.GetRecords",
+    /* the start-up calls (tags, continuous backups, limits, endpoints) */
+    "TagResource", "UntagResource", "ListTagsOfResource", "DescribeContinuousBackups",
+    "UpdateContinuousBackups", "DescribeLimits", "DescribeEndpoints"};
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
 static fakedb *db;

@@ -31,6 +31,13 @@ static const struct {
     { "DescribeStream", fakedb__op_describe_stream },
     { "GetShardIterator", fakedb__op_get_shard_iterator },
     { "GetRecords", fakedb__op_get_records },
+    { "TagResource", fakedb__op_tag_resource },
+    { "UntagResource", fakedb__op_untag_resource },
+    { "ListTagsOfResource", fakedb__op_list_tags },
+    { "DescribeContinuousBackups", fakedb__op_describe_backups },
+    { "UpdateContinuousBackups", fakedb__op_update_backups },
+    { "DescribeLimits", fakedb__op_describe_limits },
+    { "DescribeEndpoints", fakedb__op_describe_endpoints },
 };
 
 const char *fakedb__op_name(int op)

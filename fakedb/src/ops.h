@@ -18,6 +18,8 @@ typedef enum fakedb__op {
     FDB_OP_PUT_ITEM, FDB_OP_UPDATE_ITEM, FDB_OP_DELETE_ITEM, FDB_OP_QUERY, FDB_OP_SCAN,
     FDB_OP_BATCH_GET, FDB_OP_BATCH_WRITE, FDB_OP_TRANSACT_WRITE, FDB_OP_TRANSACT_GET,
     FDB_OP_LIST_STREAMS, FDB_OP_DESCRIBE_STREAM, FDB_OP_GET_SHARD_ITERATOR, FDB_OP_GET_RECORDS,
+    FDB_OP_TAG_RESOURCE, FDB_OP_UNTAG_RESOURCE, FDB_OP_LIST_TAGS, FDB_OP_DESCRIBE_BACKUPS,
+    FDB_OP_UPDATE_BACKUPS, FDB_OP_DESCRIBE_LIMITS, FDB_OP_DESCRIBE_ENDPOINTS,
     FDB_OP_COUNT
 } fakedb__op;
 
@@ -39,6 +41,7 @@ typedef struct fakedb__reply {
     bool condition_failure;
     fakedb__leave_out_fn leave_out; /* set by the caller for a batch, or NULL */
     const void *leave_out_arg;
+    const char *host;           /* borrowed: the request's Host header, or NULL */
 } fakedb__reply;
 
 /* Sets the reply's error, drops any body built so far and returns -1. */
@@ -78,6 +81,18 @@ int fakedb__op_list_streams(fakedb__store *db, json_object *req, fakedb__reply *
 int fakedb__op_describe_stream(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_get_shard_iterator(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_get_records(fakedb__store *db, json_object *req, fakedb__reply *r);
+
+/* meta.c: tags, continuous backups, limits and endpoints */
+int fakedb__op_tag_resource(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_untag_resource(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_list_tags(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_describe_backups(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_update_backups(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_describe_limits(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_describe_endpoints(fakedb__store *db, json_object *req, fakedb__reply *r);
+/* CreateTable's Tags checked as TagResource checks them, sorted by key and without
+ * repeated keys: a new array (empty without Tags), or NULL with r filled. */
+json_object *fakedb__tags_for_create(json_object *req, fakedb__reply *r);
 
 /* items_ops.c: one prepared write (Put, Update, Delete or ConditionCheck), shared by
  * the single-item operations, BatchWriteItem and TransactWriteItems. */

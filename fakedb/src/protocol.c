@@ -89,8 +89,10 @@ static void answer_reply(fakedb__http_resp *rs, int status, fakedb__reply *r)
         o = json_object_new_object();
         json_object_object_add(o, "__type", json_object_new_string(r->err.type));
         /* DynamoDB spells the key "Message" in TransactionCanceledException only. */
-        json_object_object_add(o, strstr(r->err.type, "#TransactionCanceledException") ? "Message" : "message",
-                               json_object_new_string(r->err.message));
+        /* An empty text is left out: AWS answers an unparseable body with the __type alone. */
+        if (r->err.message[0])
+            json_object_object_add(o, strstr(r->err.type, "#TransactionCanceledException") ? "Message" : "message",
+                                   json_object_new_string(r->err.message));
         if (r->body && json_object_is_type(r->body, json_type_object)) {
             json_object_object_foreach(r->body, k, v) json_object_object_add(o, k, json_object_get(v));
         }
@@ -350,7 +352,7 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION,
                      e == json_tokener_error_depth ? "Document nesting depth exceeds the limit"
                      : e == json_tokener_error_parse_utf8_string ? "Invalid UTF-8 in request"
-                                                                 : "Malformed JSON in request");
+                                                                 : "");
         return NULL;
     }
     if (!json_object_is_type(o, json_type_object)) {
@@ -439,6 +441,9 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         r.leave_out = fakedb__fault_covers;
         r.leave_out_arg = &unprocessed;
     }
+    for (size_t i = 0; i < rq->n_headers; i++)
+        if (!strcasecmp(rq->headers[i].name, "host"))
+            r.host = rq->headers[i].value;
     fakedb__op_call(op, &db->store, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);

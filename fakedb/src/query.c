@@ -129,6 +129,30 @@ static int key_condition(qstate *q, fakedb__reply *r)
     return 0;
 }
 
+/* memcmp order of two encoded sort keys, which is DynamoDB's order */
+static int enc_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+/* Whether a start key's sort key satisfies the query's sort key condition. */
+static bool start_in_range(const qstate *q, const fakedb__key *k)
+{
+    int lo = enc_cmp(k->sk, k->sk_len, q->kc->sk, q->kc->sk_len);
+    int hi = q->has_hi ? enc_cmp(k->sk, k->sk_len, q->hi, q->hi_len) : -1;
+    switch (q->op) {
+    case FAKEDB_KEY_EQ: return lo == 0;
+    case FAKEDB_KEY_LT: return hi < 0;
+    case FAKEDB_KEY_LE: return hi <= 0;
+    case FAKEDB_KEY_GT: return lo > 0;
+    case FAKEDB_KEY_GE: return lo >= 0;
+    case FAKEDB_KEY_BETWEEN: return lo >= 0 && hi <= 0;
+    case FAKEDB_KEY_BEGINS_WITH: return lo >= 0 && hi < 0;
+    default: return true;
+    }
+}
+
 static void build_sql(const qstate *q, char *sql, size_t n)
 {
     const char *dir = q->forward ? "" : " DESC";
@@ -370,6 +394,13 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
     if (sel && !has_proj && !strcmp(sel, "SPECIFIC_ATTRIBUTES"))
         return fakedb__reply_fail_validation(r, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
                                        q->scan ? "" : "1 validation error detected: ");
+    /* AWS's texts for a ProjectionExpression (verified against AWS by ExtendDB's
+     * validation-parity tests): "only the Count" for COUNT, "get <Select>" otherwise,
+     * with the constraint prefix on Query and Scan alike */
+    if (sel && q->proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
+        return !strcmp(sel, "COUNT")
+            ? fakedb__reply_fail_validation(r, "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get only the Count")
+            : fakedb__reply_fail_validation(r, "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get %s", sel);
     if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
         return fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
     q->count_only = sel && !strcmp(sel, "COUNT");
@@ -405,7 +436,17 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
     if (key_condition(q, r) || parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r))
         return -1;
     const fakedb__key *from = q->ix ? q->start_ix : q->start;
-    if (q->has_start && (from->pk_len != q->kc->pk_len || memcmp(from->pk, q->kc->pk, from->pk_len)))
+    bool other_pk = q->has_start && (from->pk_len != q->kc->pk_len || memcmp(from->pk, q->kc->pk, from->pk_len));
+    /* AWS's order and texts (dynalite's query tests, written against AWS; DynamoDB Local
+     * has the same two texts): with a sort key condition the start key's sort key is
+     * checked first, then its partition key */
+    if (q->has_start && q->op != FAKEDB_KEY_NONE) {
+        if (!start_in_range(q, from))
+            return fakedb__reply_fail_validation(r, "The provided starting key does not match the range key predicate");
+        if (other_pk)
+            return fakedb__reply_fail_validation(r, "The query can return at most one row and cannot be restarted");
+    }
+    if (other_pk)
         return fakedb__reply_fail_validation(r, "The provided starting key is outside query boundaries based on provided conditions");
     return 0;
 }

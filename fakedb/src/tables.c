@@ -116,6 +116,14 @@ static int check_key_schema(json_object *ks, json_object *defs, const char *what
     if (!ks || !json_object_is_type(ks, json_type_array) || json_object_array_length(ks) == 0)
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", what);
     size_t n = json_object_array_length(ks);
+    if (n == 2) {
+        /* AWS checks the two names before the key types (dynalite's createTable tests,
+         * written against AWS; the same text in a catalogue of AWS's live answers) */
+        const char *a = fakedb__json_str(json_object_array_get_idx(ks, 0), "AttributeName");
+        const char *b = fakedb__json_str(json_object_array_get_idx(ks, 1), "AttributeName");
+        if (a && b && !strcmp(a, b) && fakedb__spec_attr_type(defs, a))
+            return fakedb__reply_fail_validation(r, "Both the Hash Key and the Range Key element in the KeySchema have the same name");
+    }
     if (n > 2)
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 2",
                                        json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN), what);
@@ -231,7 +239,7 @@ static int check_definitions(json_object *defs, json_object *used_names, fakedb_
             return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", at, i + 1);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(an, fakedb__json_str(json_object_array_get_idx(defs, k), "AttributeName")))
-                return fakedb__reply_fail_validation(r, "Cannot have two attributes with the same name");
+                return fakedb__reply_fail_validation(r, "Attribute Name is duplicated: %s", an);
         if (!fakedb__json_get(used_names, an))
             return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
     }
@@ -446,7 +454,14 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
         fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Table is being created with a stream disabled, UpdateViewType should not be specified");
         return NULL;
     }
+    json_object *tags = fakedb__tags_for_create(req, r);
+    if (!tags)
+        return NULL;
     json_object *spec = json_object_new_object();
+    if (json_object_array_length(tags))
+        json_object_object_add(spec, "Tags", tags);
+    else
+        json_object_put(tags);
     json_object_object_add(spec, "AttributeDefinitions", fakedb__json_copy(defs));
     json_object_object_add(spec, "KeySchema", fakedb__json_copy(ks));
     json_object_object_add(spec, "BillingMode", json_object_new_string(on_demand ? "PAY_PER_REQUEST" : "PROVISIONED"));
