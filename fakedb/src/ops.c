@@ -27,6 +27,9 @@ static const struct {
     { "BatchWriteItem", fakedb__op_batch_write },
     { "TransactWriteItems", fakedb__op_transact_write },
     { "TransactGetItems", fakedb__op_transact_get },
+    { "ExecuteStatement", fakedb__op_execute_statement },
+    { "BatchExecuteStatement", fakedb__op_batch_execute_statement },
+    { "ExecuteTransaction", fakedb__op_execute_transaction },
 };
 
 const char *fakedb__op_name(int op)

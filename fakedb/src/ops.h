@@ -17,6 +17,7 @@ typedef enum fakedb__op {
     FDB_OP_LIST_TABLES, FDB_OP_UPDATE_TTL, FDB_OP_DESCRIBE_TTL, FDB_OP_GET_ITEM,
     FDB_OP_PUT_ITEM, FDB_OP_UPDATE_ITEM, FDB_OP_DELETE_ITEM, FDB_OP_QUERY, FDB_OP_SCAN,
     FDB_OP_BATCH_GET, FDB_OP_BATCH_WRITE, FDB_OP_TRANSACT_WRITE, FDB_OP_TRANSACT_GET,
+    FDB_OP_EXECUTE_STATEMENT, FDB_OP_BATCH_EXECUTE_STATEMENT, FDB_OP_EXECUTE_TRANSACTION,
     FDB_OP_COUNT
 } fakedb__op;
 
@@ -70,6 +71,22 @@ int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_transact_write(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_transact_get(fakedb__store *db, json_object *req, fakedb__reply *r);
+/* partiql.c: PartiQL, translated into the requests above */
+int fakedb__op_execute_statement(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_batch_execute_statement(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_execute_transaction(fakedb__store *db, json_object *req, fakedb__reply *r);
+
+/* query.c: PartiQL's SELECT run as a Query or Scan. req is a Query or Scan request
+ * (TableName, IndexName, the key condition with its names and values, Limit,
+ * ExclusiveStartKey, ConsistentRead, ScanIndexForward); `where` (may name key
+ * attributes) filters every item read, and `project` makes each answered item. */
+typedef struct fakedb__pq_select {
+    const struct fakedb__expr *where;
+    json_object *(*project)(const void *arg, json_object *item);
+    const void *arg;
+} fakedb__pq_select;
+int fakedb__query_partiql(fakedb__store *db, json_object *req, bool scan, const fakedb__pq_select *pq,
+                          fakedb__reply *r);
 
 /* items_ops.c: one prepared write (Put, Update, Delete or ConditionCheck), shared by
  * the single-item operations, BatchWriteItem and TransactWriteItems. */
