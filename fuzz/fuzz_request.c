@@ -18,7 +18,7 @@ static const char *const OPS[] = {
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
     "BatchWriteItem", "TransactWriteItems", "TransactGetItems", "CreateTable",
     "DescribeTable", "UpdateTable", "ListTables", "UpdateTimeToLive", "DescribeTimeToLive",
-    "DeleteTable", "Unknown"};
+    "DeleteTable", "Unknown", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"};
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
 static fakedb *db;
