@@ -373,6 +373,9 @@ START_TEST(transaction)
     r = fdbt_call("ExecuteTransaction", "{\"TransactStatements\":[{\"Statement\":\"DELETE FROM Nope WHERE pk = 'a' AND sk = 1\"}]}");
     ck_assert_str_eq(fdbt_error(&r), "ResourceNotFoundException");
     fdbt_free(&r);
+    r = fdbt_call("ExecuteTransaction", "{\"TransactStatements\":[{\"Statement\":\"EXISTS(SELECT * FROM Music WHERE pk = 'a' AND sk = 1)\"}]}");
+    ck_assert_str_eq(fdbt_message(&r), "Validation failed in TransactStatements[0]: EXISTS() must contain a single item read with additional condition");
+    fdbt_free(&r);
     r = fdbt_call("ExecuteTransaction", "{\"TransactStatements\":[]}");
     ck_assert_str_eq(fdbt_error(&r), "ValidationException");
     fdbt_free(&r);
