@@ -467,7 +467,7 @@ static json_object *value(pq *p)
         else
             v = av("M", m);
     } else if (is_word(p, "MISSING")) {
-        refuse(p, "MISSING is not a value: use IS MISSING in a condition, or REMOVE in an update");
+        refuse(p, "MISSING must be compared using IS operator");
     } else {
         malformed(p);
     }
@@ -663,8 +663,7 @@ static void function(pq *p, sb *b, term_out *t)
     while (f < sizeof funcs / sizeof funcs[0] && !is_word(p, funcs[f]))
         f++;
     if (f == sizeof funcs / sizeof funcs[0]) {
-        refuse(p, "Unsupported function %.*s: fakedb runs begins_with, contains, attribute_exists, attribute_not_exists, attribute_type and size",
-               (int)(p->cur.len > 64 ? 64 : p->cur.len), p->src + p->cur.start);
+        refuse(p, "Unrecognized function: %.*s", (int)(p->cur.len > 64 ? 64 : p->cur.len), p->src + p->cur.start);
         return;
     }
     next(p);
@@ -1118,8 +1117,10 @@ static void statement(pq *p)
         target(p, false);
         where(p, true);
         returning(p);
+        static const char *const names[] = { "", "ALL OLD", "ALL NEW", "MODIFIED OLD", "MODIFIED NEW" };
         if (st->returning != FAKEDB_PQ_RET_NONE && st->returning != FAKEDB_PQ_RET_ALL_OLD)
-            refuse(p, "DELETE supports only RETURNING ALL OLD *");
+            refuse(p, "Invalid returning clause: RETURNING %s *. Only RETURNING ALL OLD * is allowed in DELETE statements.",
+                   names[st->returning]);
     } else if (accept_word(p, "EXISTS")) {
         expect_punct(p, "(");
         expect_word(p, "SELECT");

@@ -166,6 +166,20 @@ fail:
     return NULL;
 }
 
+/* An expression's error as the statement's: without the name of the expression
+ * parameter the statement was translated into (DynamoDB Local says "Two document paths
+ * overlap ...", not "Invalid UpdateExpression: Two document paths ..."). */
+static void statement_error(fakedb__reply *r)
+{
+    static const char *const prefixes[] = { "Invalid UpdateExpression: ", "Invalid ConditionExpression: ",
+                                            "Invalid FilterExpression: ", "Invalid KeyConditionExpression: " };
+    for (size_t i = 0; r->err.type && i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (!strncmp(r->err.message, prefixes[i], n))
+            memmove(r->err.message, r->err.message + n, strlen(r->err.message + n) + 1);
+    }
+}
+
 /* ---- SELECT ---- */
 
 static json_object *project(const void *arg, json_object *item)
@@ -325,11 +339,14 @@ static int run_select(fakedb__store *db, const char *text, const fakedb__pq_stmt
         where = ctx ? fakedb__expr_parse(ctx, FAKEDB_EXPR_FILTER, st->where, err) : NULL;
         if (!where) {
             fakedb__reply_fail_validation(r, "%s", err);
+            statement_error(r);
             goto out;
         }
     }
     fakedb__pq_select sel = { where, project, st };
     rc = fakedb__query_partiql(db, req, pt == NULL, &sel, r);
+    if (rc)
+        statement_error(r);
     if (rc == 0) {
         json_object *items = fakedb__json_get(r->body, "Items");
         json_object *out = json_object_new_object();
@@ -410,6 +427,7 @@ static int run_write(fakedb__store *db, const fakedb__pq_stmt *st, json_object *
     default: rc = fakedb__op_delete_item(db, req, r); break;
     }
     json_object_put(req);
+    statement_error(r);
     if (rc && st->kind == FAKEDB_PQ_INSERT && r->condition_failure) {
         json_object_put(r->body);
         r->body = NULL;
@@ -649,7 +667,10 @@ static int tx_writes(fakedb__store *db, json_object *req, json_object *list, con
         json_object *w = NULL;
         if (st[i].index)
             fakedb__reply_fail_validation(&sub, "Statement wasn't well formed, can't be processed: an index cannot be written");
-        else if (schema(db, &st[i], &k, &sub) == 0)
+        else if (schema(db, &st[i], &k, &sub) == 0 && st[i].kind == FAKEDB_PQ_EXISTS &&
+                 st[i].nconjuncts <= 1 + (k.sk[0] ? 1 : 0))
+            fakedb__reply_fail_validation(&sub, "EXISTS() must contain a single item read with additional condition");
+        else if (!sub.err.type)
             w = write_request(&st[i], &k, json_object_array_get_idx(list, i), &sub);
         if (!w) {
             json_object_put(items);
@@ -670,6 +691,7 @@ static int tx_writes(fakedb__store *db, json_object *req, json_object *list, con
     copy_member(req, treq, "ReturnConsumedCapacity");
     int rc = fakedb__op_transact_write(db, treq, r);
     json_object_put(treq);
+    statement_error(r);
     if (rc && r->err.type && !strcmp(r->err.type, FDB_E_TX_CANCELED))
         tx_cancel_reasons(r, st, n);
     if (rc == 0) {
