@@ -404,6 +404,8 @@ static int parse_statement(json_object *holder, fakedb__pq_stmt *st, const char 
         if (bad)
             return -1;
     }
+    if (strlen(*text) != (size_t)json_object_get_string_len(s))   /* a NUL inside */
+        return fakedb__reply_fail_validation(r, "Statement wasn't well formed, can't be processed: %s", *text);
     if (fakedb__pq_parse(*text, params, st, err))
         return fakedb__reply_fail_validation(r, "%s", err);
     return 0;

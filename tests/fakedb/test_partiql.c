@@ -446,6 +446,9 @@ START_TEST(malformed_statements)
     r = fdbt_call("ExecuteStatement", "{}");
     ck_assert_str_eq(fdbt_message(&r), "1 validation error detected: Value null at 'statement' failed to satisfy constraint: Member must not be null");
     fdbt_free(&r);
+    r = fdbt_call("ExecuteStatement", "{\"Statement\":\"SELECT * FROM Music\\u0000 WHERE pk = 'zz'\"}");
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    fdbt_free(&r);
     r = fdbt_call("ExecuteStatement", "{\"Statement\":5}");
     ck_assert_str_eq(fdbt_error(&r), "SerializationException");
     fdbt_free(&r);
