@@ -618,8 +618,10 @@ static void tx_cancel_reasons(fakedb__reply *r, const fakedb__pq_stmt *st, size_
         if (k > 0)
             o += (size_t)k;
     }
-    snprintf(r->err.message, sizeof r->err.message,
-             "Transaction cancelled, please refer cancellation reasons for specific reasons [%s]", codes);
+    json_object *body = json_object_get(r->body);       /* kept across the new error */
+    fakedb__reply_fail(r, FDB_E_TX_CANCELED,
+                       "Transaction cancelled, please refer cancellation reasons for specific reasons [%s]", codes);
+    r->body = body;
 }
 
 static int tx_reads(fakedb__store *db, const fakedb__pq_stmt *st, const char **texts, size_t n,
