@@ -24,7 +24,9 @@ static const char *const OPS[] = {
     "DynamoDBStreams_20120810.GetShardIterator", "DynamoDBStreams_20120810.GetRecords",
     /* the start-up calls (tags, continuous backups, limits, endpoints) */
     "TagResource", "UntagResource", "ListTagsOfResource", "DescribeContinuousBackups",
-    "UpdateContinuousBackups", "DescribeLimits", "DescribeEndpoints"};
+    "UpdateContinuousBackups", "DescribeLimits", "DescribeEndpoints",
+    /* PartiQL */
+    "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"};
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
 static fakedb *db;

@@ -97,6 +97,66 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
                                const char *sk_name, char sk_type, fakedb__key_cond *out,
                                char err[FAKEDB_EXPR_ERR_MAX]);
 
+/* ---- PartiQL (expr_partiql.c) ----
+ * A PartiQL statement of the forms DynamoDB runs (SELECT, INSERT, UPDATE, DELETE, and
+ * EXISTS in a transaction), parsed and translated into this language: its WHERE into a
+ * condition, its SET/REMOVE into an update expression, each attribute name into a #pN
+ * name and each literal or `?` parameter into a :vN value of `names`/`values`, so that
+ * the operations parse them with fakedb__expr_parse like any request's expressions. */
+typedef enum fakedb__pq_kind {
+    FAKEDB_PQ_SELECT, FAKEDB_PQ_INSERT, FAKEDB_PQ_UPDATE, FAKEDB_PQ_DELETE, FAKEDB_PQ_EXISTS
+} fakedb__pq_kind;
+
+typedef enum fakedb__pq_returning {
+    FAKEDB_PQ_RET_NONE, FAKEDB_PQ_RET_ALL_OLD, FAKEDB_PQ_RET_ALL_NEW,
+    FAKEDB_PQ_RET_MODIFIED_OLD, FAKEDB_PQ_RET_MODIFIED_NEW
+} fakedb__pq_returning;
+
+/* One conjunct at the top of WHERE that compares a top-level attribute with values
+ * (attr = v, attr < v, ..., attr BETWEEN v1 AND v2, begins_with(attr, v)). */
+typedef struct fakedb__pq_term {
+    char *attr;
+    fakedb__key_op op;
+    json_object *v1, *v2;       /* borrowed from the statement's values */
+} fakedb__pq_term;
+
+/* A projected path, for the flat answer PartiQL gives ("l[1]", "k" for m.k). */
+typedef struct fakedb__pq_proj {
+    char *label;
+    int n;
+    char **names;               /* NULL at a list index */
+    long *index;
+} fakedb__pq_proj;
+
+typedef struct fakedb__pq_stmt {
+    fakedb__pq_kind kind;
+    char *table, *index;        /* index NULL when none */
+    json_object *names, *values;/* owned; NULL when empty */
+    char *where;                /* condition text; NULL without WHERE */
+    fakedb__pq_term *terms;     /* the WHERE's top-level conjuncts of the simple form */
+    int nterms;
+    int nconjuncts;             /* all top-level conjuncts of WHERE */
+    char *projection;           /* projection text; NULL for * */
+    fakedb__pq_proj *proj;
+    int nproj;
+    char *update;               /* UPDATE: the update expression */
+    json_object *item;          /* INSERT: the item (owned) */
+    fakedb__pq_returning returning;
+    char *order_by;             /* ORDER BY attribute, or NULL */
+    bool order_desc;
+} fakedb__pq_stmt;
+
+/* Parses `text`, binding each `?` to the next of `params` (a json array of
+ * AttributeValues, or NULL; fewer than the `?` is an error, more are ignored, as
+ * DynamoDB Local does). Returns 0, or -1 with DynamoDB's message in err:
+ * "Statement wasn't well formed, can't be processed: ...", "Number of parameters in
+ * request and statement don't match.", or the refusal of what fakedb does not run. */
+int fakedb__pq_parse(const char *text, json_object *params, fakedb__pq_stmt *out,
+                     char err[FAKEDB_EXPR_ERR_MAX]);
+void fakedb__pq_free(fakedb__pq_stmt *s);
+/* The value of a projected path in item, or NULL (borrowed). */
+json_object *fakedb__pq_resolve(json_object *item, const fakedb__pq_proj *p);
+
 /* Ordering and equality of AttributeValues as DynamoDB compares them (S and B by bytes,
  * N numerically). Returns <0, 0, >0, or 2 when the types differ or are not ordered. */
 int fakedb__av_compare(json_object *a, json_object *b);

@@ -38,6 +38,9 @@ static const struct {
     { "UpdateContinuousBackups", fakedb__op_update_backups },
     { "DescribeLimits", fakedb__op_describe_limits },
     { "DescribeEndpoints", fakedb__op_describe_endpoints },
+    { "ExecuteStatement", fakedb__op_execute_statement },
+    { "BatchExecuteStatement", fakedb__op_batch_execute_statement },
+    { "ExecuteTransaction", fakedb__op_execute_transaction },
 };
 
 const char *fakedb__op_name(int op)

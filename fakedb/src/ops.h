@@ -20,6 +20,7 @@ typedef enum fakedb__op {
     FDB_OP_LIST_STREAMS, FDB_OP_DESCRIBE_STREAM, FDB_OP_GET_SHARD_ITERATOR, FDB_OP_GET_RECORDS,
     FDB_OP_TAG_RESOURCE, FDB_OP_UNTAG_RESOURCE, FDB_OP_LIST_TAGS, FDB_OP_DESCRIBE_BACKUPS,
     FDB_OP_UPDATE_BACKUPS, FDB_OP_DESCRIBE_LIMITS, FDB_OP_DESCRIBE_ENDPOINTS,
+    FDB_OP_EXECUTE_STATEMENT, FDB_OP_BATCH_EXECUTE_STATEMENT, FDB_OP_EXECUTE_TRANSACTION,
     FDB_OP_COUNT
 } fakedb__op;
 
@@ -93,6 +94,22 @@ int fakedb__op_describe_endpoints(fakedb__store *db, json_object *req, fakedb__r
 /* CreateTable's Tags checked as TagResource checks them, sorted by key and without
  * repeated keys: a new array (empty without Tags), or NULL with r filled. */
 json_object *fakedb__tags_for_create(json_object *req, fakedb__reply *r);
+/* partiql.c: PartiQL, translated into the requests above */
+int fakedb__op_execute_statement(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_batch_execute_statement(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_execute_transaction(fakedb__store *db, json_object *req, fakedb__reply *r);
+
+/* query.c: PartiQL's SELECT run as a Query or Scan. req is a Query or Scan request
+ * (TableName, IndexName, the key condition with its names and values, Limit,
+ * ExclusiveStartKey, ConsistentRead, ScanIndexForward); `where` (may name key
+ * attributes) filters every item read, and `project` makes each answered item. */
+typedef struct fakedb__pq_select {
+    const struct fakedb__expr *where;
+    json_object *(*project)(const void *arg, json_object *item);
+    const void *arg;
+} fakedb__pq_select;
+int fakedb__query_partiql(fakedb__store *db, json_object *req, bool scan, const fakedb__pq_select *pq,
+                          fakedb__reply *r);
 
 /* items_ops.c: one prepared write (Put, Update, Delete or ConditionCheck), shared by
  * the single-item operations, BatchWriteItem and TransactWriteItems. */

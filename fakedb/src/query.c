@@ -17,6 +17,7 @@ typedef struct qstate {
     long segment, total_segments;
     struct fakedb__expr_ctx *ctx;
     struct fakedb__expr *key_expr, *filter, *proj;
+    const struct fakedb__pq_select *pq;   /* PartiQL's SELECT: its WHERE and projection */
     json_object *attrs_to_get;
     /* key condition, encoded */
     fakedb__key *kc;            /* pk and lower bound in sk */
@@ -277,7 +278,13 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
         bytes += size;
         json_object *view = q->ix && !q->all_attrs ? fakedb__project_index(q->t, q->ix, item) : json_object_get(item);
         bool keep = true;
-        if (q->filter && fakedb__expr_eval(q->filter, view, &keep, err)) {
+        if (q->pq && q->pq->where && fakedb__expr_eval(q->pq->where, view, &keep, err)) {
+            rc = fakedb__reply_fail_validation(r, "%s", err);
+            json_object_put(view);
+            json_object_put(item);
+            break;
+        }
+        if (keep && q->filter && fakedb__expr_eval(q->filter, view, &keep, err)) {
             rc = fakedb__reply_fail_validation(r, "%s", err);
             json_object_put(view);
             json_object_put(item);
@@ -285,7 +292,9 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
         }
         if (keep) {
             count++;
-            if (!q->count_only)
+            if (q->pq && q->pq->project)
+                json_object_array_add(items, q->pq->project(q->pq->arg, view));
+            else if (!q->count_only)
                 json_object_array_add(items, fakedb__apply_projection(q->proj, q->attrs_to_get, view));
         }
         json_object_put(view);
@@ -462,11 +471,13 @@ static void qstate_clear(qstate *q)
     free(q->start_ix);
 }
 
-static int query_or_scan(fakedb__store *db, json_object *req, bool scan, fakedb__reply *r)
+static int query_or_scan(fakedb__store *db, json_object *req, bool scan,
+                         const fakedb__pq_select *pq, fakedb__reply *r)
 {
     qstate q;
     memset(&q, 0, sizeof q);
     q.scan = scan;
+    q.pq = pq;
     if (scan) {
         json_object *seg = fakedb__json_get(req, "Segment"), *tot = fakedb__json_get(req, "TotalSegments");
         if (seg && !tot)
@@ -499,10 +510,16 @@ static int query_or_scan(fakedb__store *db, json_object *req, bool scan, fakedb_
 
 int fakedb__op_query(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
-    return query_or_scan(db, req, false, r);
+    return query_or_scan(db, req, false, NULL, r);
 }
 
 int fakedb__op_scan(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
-    return query_or_scan(db, req, true, r);
+    return query_or_scan(db, req, true, NULL, r);
+}
+
+int fakedb__query_partiql(fakedb__store *db, json_object *req, bool scan, const fakedb__pq_select *pq,
+                          fakedb__reply *r)
+{
+    return query_or_scan(db, req, scan, pq, r);
 }
