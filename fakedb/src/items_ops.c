@@ -126,6 +126,9 @@ static int prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fake
         return -1;
     if (enum_param(req, "ReturnValuesOnConditionCheckFailure", k_rv_fail, "NONE", &rvf, r))
         return -1;
+    /* Expected and ConditionalOperator (a mixing with ConditionExpression was refused) */
+    if (legacy && fakedb__legacy_condition_param(req, "Expected", FAKEDB_EXPR_CONDITION, true, &w->cond, r))
+        return -1;
     w->return_old_on_fail = !strcmp(rvf, "ALL_OLD");
     if (fakedb__table_lookup(db, req, &w->table, r))
         return -1;
@@ -159,7 +162,7 @@ static int prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fake
                  upd ? "UpdateExpression and ConditionExpression are null" : "ConditionExpression is null", &w->ctx, r))
         return -1;
     if (w->ctx) {
-        if (parse_expr(w->ctx, req, "ConditionExpression", FAKEDB_EXPR_CONDITION, &w->cond, r))
+        if (!w->cond && parse_expr(w->ctx, req, "ConditionExpression", FAKEDB_EXPR_CONDITION, &w->cond, r))
             return -1;
         if (kind == FDB_W_UPDATE &&
             parse_expr(w->ctx, req, "UpdateExpression", FAKEDB_EXPR_UPDATE, &w->update, r))
@@ -167,9 +170,6 @@ static int prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fake
         if (check_unused(w->ctx, r))
             return -1;
     }
-    if (legacy && !w->cond &&
-        fakedb__legacy_condition_param(req, "Expected", FAKEDB_EXPR_CONDITION, true, &w->cond, r))
-        return -1;
     if (legacy && upd && !w->update && fakedb__legacy_update_param(req, &w->update, r))
         return -1;
     return 0;

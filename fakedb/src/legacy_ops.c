@@ -81,8 +81,13 @@ int fakedb__legacy_condition_param(json_object *req, const char *param, int kind
             return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
         const char *s = co ? json_object_get_string(co) : "AND";
         if (strcmp(s, "AND") && strcmp(s, "OR"))
-            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [AND, OR]", s);
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]", s);
         use_or = !strcmp(s, "OR");
+        int n = conds && json_object_is_type(conds, json_type_object) ? json_object_object_length(conds) : 0;
+        if (co && n == 0)
+            return fakedb__reply_fail_validation(r, "ConditionalOperator cannot be used without Filter or Expected");
+        if (co && n == 1)
+            return fakedb__reply_fail_validation(r, "ConditionalOperator can only be used when Filter or Expected has two or more elements");
     }
     if (!conds)
         return 0;
@@ -114,9 +119,13 @@ int fakedb__legacy_key_check(json_object *req, const char *pk, char pk_type, con
     return 0;
 }
 
-static int cmp_names(const void *a, const void *b)
+typedef struct named { const char *name; size_t at; } named;
+
+static int cmp_named(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 
 int fakedb__legacy_attrs_to_get(json_object *atg, fakedb__reply *r)
@@ -131,16 +140,23 @@ int fakedb__legacy_attrs_to_get(json_object *atg, fakedb__reply *r)
     for (size_t i = 0; i < n; i++)
         if (!json_object_is_type(json_object_array_get_idx(atg, i), json_type_string))
             return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
-    const char **names = malloc(n * sizeof *names);
+    /* DynamoDB names the first name that repeats an earlier one, in request order. */
+    named *names = malloc(n * sizeof *names);
     if (!names)
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     for (size_t i = 0; i < n; i++)
-        names[i] = json_object_get_string(json_object_array_get_idx(atg, i));
-    qsort(names, n, sizeof *names, cmp_names);
+        names[i] = (named){ json_object_get_string(json_object_array_get_idx(atg, i)), i };
+    qsort(names, n, sizeof *names, cmp_named);
+    const char *dup = NULL;
+    size_t dup_at = n;
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(names[i - 1].name, names[i].name) && names[i].at < dup_at) {
+            dup = names[i].name;
+            dup_at = names[i].at;
+        }
     int rc = 0;
-    for (size_t i = 1; i < n && !rc; i++)
-        if (!strcmp(names[i - 1], names[i]))
-            rc = fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Duplicate value in attribute name: %s", names[i]);
+    if (dup)
+        rc = fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Duplicate value in attribute name: %s", dup);
     free(names);
     return rc;
 }

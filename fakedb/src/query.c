@@ -344,8 +344,14 @@ static int gsi_unprojected(const qstate *q, const char *iname, fakedb__reply *r)
 static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 {
     if (fakedb__legacy_mixing(req, q->scan ? k_scan_mix_exprs : k_query_mix_exprs,
-                              q->scan ? k_scan_mix_legacy : k_query_mix_legacy, r))
+                              q->scan ? k_scan_mix_legacy : k_query_mix_legacy, r) ||
+        fakedb__legacy_attrs_to_get(fakedb__json_get(req, "AttributesToGet"), r))
         return -1;
+    /* QueryFilter/ScanFilter and ConditionalOperator come before the other checks (a
+     * mixing with FilterExpression was refused above) */
+    if (fakedb__legacy_condition_param(req, q->scan ? "ScanFilter" : "QueryFilter", FAKEDB_EXPR_FILTER, true, &q->filter, r))
+        return -1;
+    q->legacy_filter = q->filter != NULL;
     json_object *lim = fakedb__json_get(req, "Limit");
     if (lim) {
         if (fakedb__json_int_param(req, "Limit", &q->limit, &r->err))
@@ -376,13 +382,8 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
             q->legacy_keys = true;
         }
     }
-    if (fakedb__expr_parse_param(q->ctx, req, "FilterExpression", FAKEDB_EXPR_FILTER, &q->filter, r))
+    if (!q->filter && fakedb__expr_parse_param(q->ctx, req, "FilterExpression", FAKEDB_EXPR_FILTER, &q->filter, r))
         return -1;
-    if (!q->filter) {
-        if (fakedb__legacy_condition_param(req, q->scan ? "ScanFilter" : "QueryFilter", FAKEDB_EXPR_FILTER, true, &q->filter, r))
-            return -1;
-        q->legacy_filter = q->filter != NULL;
-    }
     if (fakedb__parse_projection(req, q->ctx, &q->proj, r) || fakedb__expr_unused(q->ctx, r))
         return -1;
     const char *sel = fakedb__json_str(req, "Select");

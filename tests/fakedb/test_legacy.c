@@ -168,7 +168,21 @@ START_TEST(conditional_operator)
     snprintf(body, sizeof body, "{'TableName':'Tab','Item':" ITEM ",'Expected':%s,'ConditionalOperator':'AND'}", two);
     CCF("PutItem", body);
     snprintf(body, sizeof body, "{'TableName':'Tab','Item':" ITEM ",'Expected':%s,'ConditionalOperator':'XOR'}", two);
-    INVALID("PutItem", body, "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [AND, OR]");
+    INVALID("PutItem", body, "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]");
+    /* ConditionalOperator needs two or more conditions to join */
+    INVALID("PutItem", "{'TableName':'Tab','Item':{'pk':{'S':'k'}},'ConditionalOperator':'AND'}",
+            "ConditionalOperator cannot be used without Filter or Expected");
+    INVALID("DeleteItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'Expected':{},'ConditionalOperator':'OR'}",
+            "ConditionalOperator cannot be used without Filter or Expected");
+    INVALID("UpdateItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'Expected':{'n':{'Exists':true,'Value':{'N':'5'}}},'ConditionalOperator':'OR'}",
+            "ConditionalOperator can only be used when Filter or Expected has two or more elements");
+    INVALID("Scan", "{'TableName':'Rng','ConditionalOperator':'AND','AttributesToGet':['v']}",
+            "ConditionalOperator cannot be used without Filter or Expected");
+    INVALID("Query", "{'TableName':'Rng','ConditionalOperator':'AND'}",
+            "ConditionalOperator cannot be used without Filter or Expected");
+    INVALID("Query", "{'TableName':'Rng','ConditionalOperator':'OR','KeyConditions':{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'p'}]}},"
+                     "'QueryFilter':{'v':{'ComparisonOperator':'NOT_NULL'}}}",
+            "ConditionalOperator can only be used when Filter or Expected has two or more elements");
     /* a failed condition leaves the item as it was */
     fdbt_resp r = call("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}}}");
     ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "5");
@@ -450,6 +464,8 @@ START_TEST(scan_filter_and_validation)
     scan_count("{'sk':{'ComparisonOperator':'EQ','AttributeValueList':[{'N':'1'}]}}", "", 2);
     scan_count("{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'q'}]},'v':{'ComparisonOperator':'LT','AttributeValueList':[{'N':'1'}]}}",
                ",'ConditionalOperator':'OR'", 2);
+    scan_count("{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'q'}]},'v':{'ComparisonOperator':'LT','AttributeValueList':[{'N':'1'}]}}",
+               ",'ConditionalOperator':'AND'", 0);
     scan_count("{}", "", 6);
     static const struct { const char *filter, *msg; } cases[] = {
         {"{'v':{'ComparisonOperator':'LT','AttributeValueList':[{'SS':['a']}]}}", P "ComparisonOperator LT is not valid for SS AttributeValue type"},
@@ -470,7 +486,7 @@ START_TEST(scan_filter_and_validation)
         INVALID("Scan", body, cases[i].msg);
     }
     INVALID("Scan", "{'TableName':'Rng','ScanFilter':{'v':{'ComparisonOperator':'EQ','AttributeValueList':[{'N':'1'}]}},'ConditionalOperator':'NOR'}",
-            "1 validation error detected: Value 'NOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [AND, OR]");
+            "1 validation error detected: Value 'NOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]");
 }
 END_TEST
 
@@ -505,6 +521,7 @@ START_TEST(attributes_to_get)
             "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1");
     INVALID("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'AttributesToGet':['n','s','n']}",
             P "Duplicate value in attribute name: n");
+    INVALID("Scan", "{'TableName':'Rng','AttributesToGet':['z','b','b','z']}", P "Duplicate value in attribute name: b");
     FAILS("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'AttributesToGet':['n',1]}", "SerializationException", NULL);
 }
 END_TEST
@@ -533,6 +550,18 @@ START_TEST(mixing_is_refused)
             MIX "Non-expression parameters: {ScanFilter} Expression parameters: {FilterExpression}");
     INVALID("Scan", "{'TableName':'Rng','ProjectionExpression':'v','AttributesToGet':['v'],'ScanFilter':{'v':{'ComparisonOperator':'NOT_NULL'}}}",
             MIX "Non-expression parameters: {AttributesToGet, ScanFilter} Expression parameters: {ProjectionExpression}");
+    INVALID("Query", "{'TableName':'Rng','KeyConditions':{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'p'}]}},"
+                     "'QueryFilter':{'v':{'ComparisonOperator':'NOT_NULL'}},'ConditionalOperator':'AND','KeyConditionExpression':'pk = :p',"
+                     "'FilterExpression':'v > :v','ProjectionExpression':'w','ExpressionAttributeValues':{':p':{'S':'p'},':v':{'N':'1'}}}",
+            MIX "Non-expression parameters: {QueryFilter, ConditionalOperator, KeyConditions} Expression parameters: {ProjectionExpression, FilterExpression, KeyConditionExpression}");
+    INVALID("Scan", "{'TableName':'Rng','ConditionalOperator':'AND','FilterExpression':'v > :v','ExpressionAttributeValues':{':v':{'N':'1'},':u':{'N':'2'}}}",
+            MIX "Non-expression parameters: {ConditionalOperator} Expression parameters: {FilterExpression}");
+    /* KeyConditions goes with a ProjectionExpression */
+    fdbt_resp r = call("Query", "{'TableName':'Rng','KeyConditions':{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'q'}]}},'ProjectionExpression':'v'}");
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    ck_assert_int_eq(json_object_object_length(fdbt_get(r.json, "Items.0")), 1);
+    ck_assert_str_eq(fdbt_str(&r, "Items.0.v.N"), "100");
+    fdbt_free(&r);
     INVALID("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'AttributesToGet':['n'],'ProjectionExpression':'n'}",
             MIX "Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}");
     INVALID("BatchGetItem", "{'RequestItems':{'Tab':{'Keys':[{'pk':{'S':'k'}}],'AttributesToGet':['n'],'ProjectionExpression':'n'}}}",
