@@ -6,7 +6,8 @@
  *
  * The translation follows the developer guide's table of legacy conditions: EQ is
  * `a = :v`, NE `a <> :v`, NOT_NULL `attribute_exists(a)`, NULL `attribute_not_exists(a)`,
- * CONTAINS `contains(a, :v)`, NOT_CONTAINS `NOT contains(a, :v)`, BEGINS_WITH
+ * CONTAINS `contains(a, :v)`, NOT_CONTAINS `attribute_exists(a) AND NOT contains(a, :v)`
+ * (DynamoDB Local, Amazon's own code, finds no absence in a missing attribute), BEGINS_WITH
  * `begins_with(a, :v)`, IN `a IN (...)`, BETWEEN `a BETWEEN :lo AND :hi`; an Expected
  * entry with Value is `a = :v`, with Exists false `attribute_not_exists(a)`. */
 #include <limits.h>
@@ -129,11 +130,18 @@ static expr_node *condition_node(const char *name, legacy_op op, json_object *co
     for (int i = 0; ok && i + 1 < n->nargs; i++)
         ok = (n->args[i + 1] = value_node(vals[i])) != NULL;
     if (ok && op == L_NOT_CONTAINS) {
-        expr_node *not = node_new(NODE_NOT, 0, 1);
-        if (not != NULL) {
+        /* the attribute must exist: `attribute_exists(a) AND NOT contains(a, :v)` */
+        expr_node *not = node_new(NODE_NOT, 0, 1), *exists = node_new(NODE_FUNC, FN_ATTRIBUTE_EXISTS, 1);
+        expr_node *and = node_new(NODE_AND, 0, 2);
+        if (not != NULL && exists != NULL && and != NULL && (exists->args[0] = path_node(name)) != NULL) {
             not->args[0] = n;
-            return not;
+            and->args[0] = exists;
+            and->args[1] = not;
+            return and;
         }
+        fakedb__expr_node_free(not);
+        fakedb__expr_node_free(exists);
+        fakedb__expr_node_free(and);
         ok = false;
     }
     if (!ok) {

@@ -395,7 +395,12 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
         return fakedb__reply_fail_validation(r, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
                                        q->scan ? "" : "1 validation error detected: ");
     if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
-        return fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
+        return q->attrs_to_get && strcmp(sel, "COUNT")
+                   /* DynamoDB (and DynamoDB Local, its own code) name the Select as it is,
+                    * except for COUNT */
+                   ? fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get %s", sel)
+                   : fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s",
+                                                   strcmp(sel, "COUNT") ? sel : "Count");
     q->count_only = sel && !strcmp(sel, "COUNT");
 
     if (fakedb__table_lookup(db, req, &q->t, r))

@@ -142,6 +142,7 @@ START_TEST(expected_every_operator)
         {"{'l':{'ComparisonOperator':'CONTAINS','AttributeValueList':[{'S':'x'}]}}", true},
         {"{'s':{'ComparisonOperator':'NOT_CONTAINS','AttributeValueList':[{'S':'xyz'}]}}", true},
         {"{'ss':{'ComparisonOperator':'NOT_CONTAINS','AttributeValueList':[{'S':'a'}]}}", false},
+        {"{'zz':{'ComparisonOperator':'NOT_CONTAINS','AttributeValueList':[{'S':'a'}]}}", false},
         {"{'s':{'ComparisonOperator':'BEGINS_WITH','AttributeValueList':[{'S':'he'}]}}", true},
         {"{'s':{'ComparisonOperator':'BEGINS_WITH','AttributeValueList':[{'S':'lo'}]}}", false},
         {"{'b':{'ComparisonOperator':'BEGINS_WITH','AttributeValueList':[{'B':'AQ=='}]}}", true},
@@ -427,6 +428,9 @@ START_TEST(query_filter_every_operator)
     filter_case("{'odd':{'ComparisonOperator':'NULL'}}", "", "1,9,20");
     filter_case("{'w':{'ComparisonOperator':'CONTAINS','AttributeValueList':[{'S':'3'}]}}", "", "12");
     filter_case("{'w':{'ComparisonOperator':'NOT_CONTAINS','AttributeValueList':[{'S':'3'}]}}", "", "1,5,9,20");
+    /* NOT_CONTAINS finds nothing in a missing attribute */
+    filter_case("{'zz':{'ComparisonOperator':'NOT_CONTAINS','AttributeValueList':[{'S':'3'}]}}", "", "");
+    filter_case("{'odd':{'ComparisonOperator':'NOT_CONTAINS','AttributeValueList':[{'S':'3'}]}}", "", "5,12");
     filter_case("{'w':{'ComparisonOperator':'BEGINS_WITH','AttributeValueList':[{'S':'w'}]}}", "", "1,5,9,12,20");
     filter_case("{'v':{'ComparisonOperator':'IN','AttributeValueList':[{'N':'0'},{'N':'4'},{'N':'7'}]}}", "", "1,20");
     filter_case("{'v':{'ComparisonOperator':'BETWEEN','AttributeValueList':[{'N':'1'},{'N':'3'}]}}", "", "5,9,12");
@@ -514,9 +518,9 @@ START_TEST(attributes_to_get)
     ck_assert_str_eq(fdbt_str(&r, "Items.0.v.N"), "100");
     fdbt_free(&r);
     INVALID("Scan", "{'TableName':'Rng','AttributesToGet':['v'],'Select':'ALL_ATTRIBUTES'}",
-            "Cannot specify the AttributesToGet when choosing to get only the ALL_ATTRIBUTES");
+            "Cannot specify the AttributesToGet when choosing to get ALL_ATTRIBUTES");
     INVALID("Scan", "{'TableName':'Rng','AttributesToGet':['v'],'Select':'COUNT'}",
-            "Cannot specify the AttributesToGet when choosing to get only the COUNT");
+            "Cannot specify the AttributesToGet when choosing to get only the Count");
     INVALID("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'AttributesToGet':[]}",
             "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1");
     INVALID("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'k'}},'AttributesToGet':['n','s','n']}",
