@@ -28,10 +28,10 @@ typedef enum legacy_op {
 static const struct {
     const char *name;
     int min, max;      /* number of values in AttributeValueList */
-    const char *types; /* value types a filter or key condition accepts, space separated */
+    const char *types; /* value types the operator accepts, space separated; NULL: all */
 } k_ops[L_COUNT] = {
-    [L_EQ] = {"EQ", 1, 1, " S N B SS NS BS "},
-    [L_NE] = {"NE", 1, 1, " S N B SS NS BS "},
+    [L_EQ] = {"EQ", 1, 1, NULL},  /* "supported for all data types, including lists and maps" */
+    [L_NE] = {"NE", 1, 1, NULL},
     [L_LE] = {"LE", 1, 1, " S N B "},
     [L_LT] = {"LT", 1, 1, " S N B "},
     [L_GE] = {"GE", 1, 1, " S N B "},
@@ -151,22 +151,25 @@ static expr_node *condition_node(const char *name, legacy_op op, json_object *co
     return n;
 }
 
-/* Joins c onto *acc with AND or OR; 0, or -1 when out of memory (c is freed). */
-static int join(expr_node **acc, expr_node *c, bool use_or)
+/* Joins nodes[0..n) with AND or OR as a balanced tree, so that thousands of conditions
+ * nest only a few levels (evaluation recurses through the tree). The nodes are taken
+ * over; NULL when out of memory, with every node freed. */
+static expr_node *join(expr_node **nodes, int n, bool use_or)
 {
-    if (*acc == NULL) {
-        *acc = c;
-        return 0;
-    }
-    expr_node *j = node_new(use_or ? NODE_OR : NODE_AND, 0, 2);
+    if (n == 1)
+        return nodes[0];
+    int half = n / 2;
+    expr_node *left = join(nodes, half, use_or);
+    expr_node *right = join(nodes + half, n - half, use_or);
+    expr_node *j = left != NULL && right != NULL ? node_new(use_or ? NODE_OR : NODE_AND, 0, 2) : NULL;
     if (j == NULL) {
-        fakedb__expr_node_free(c);
-        return -1;
+        fakedb__expr_node_free(left);
+        fakedb__expr_node_free(right);
+        return NULL;
     }
-    j->args[0] = *acc;
-    j->args[1] = c;
-    *acc = j;
-    return 0;
+    j->args[0] = left;
+    j->args[1] = right;
+    return j;
 }
 
 static fakedb__expr *expr_new(fakedb__expr_kind kind)
@@ -201,10 +204,8 @@ static bool type_in(const char *t, const char *list)
 }
 
 /* The values of one condition: the AttributeValueList (or the single Value) checked for
- * count, one type, the operator's types (filters and key conditions only) and the
- * BETWEEN order. */
-static int check_values(legacy_op op, json_object *const *vals, int n, bool check_types,
-                        char err[FAKEDB_EXPR_ERR_MAX])
+ * count, one type, the operator's types and the BETWEEN order. */
+static int check_values(legacy_op op, json_object *const *vals, int n, char err[FAKEDB_EXPR_ERR_MAX])
 {
     if (n < k_ops[op].min || n > k_ops[op].max) {
         fakedb__expr_errf(err, INVALID "Invalid number of argument(s) for the %s ComparisonOperator", k_ops[op].name);
@@ -216,7 +217,7 @@ static int check_values(legacy_op op, json_object *const *vals, int n, bool chec
             return -1;
         }
     }
-    for (int i = 0; check_types && i < n; i++) {
+    for (int i = 0; k_ops[op].types != NULL && i < n; i++) {
         if (!type_in(av_type_key(vals[i]), k_ops[op].types)) {
             fakedb__expr_errf(err, INVALID "ComparisonOperator %s is not valid for %s AttributeValue type",
                               k_ops[op].name, av_type_key(vals[i]));
@@ -282,46 +283,46 @@ int fakedb__legacy_conditions(json_object *conds, const char *param, bool use_or
         return -2;
     bool expected = strcmp(param, "expected") == 0;
     fakedb__expr *e = expr_new(kind);
-    if (e == NULL)
-        return oom(NULL, err);
+    int nconds = 0, cap = json_object_object_length(conds);
+    expr_node **nodes = calloc((size_t)cap + 1, sizeof *nodes);
+    if (e == NULL || nodes == NULL) {
+        free(nodes);
+        return oom(e, err);
+    }
     json_object_object_foreach(conds, name, c) {
-        if (!json_object_is_type(c, json_type_object)) {
-            fakedb__expr_free(e);
-            return -2;
-        }
+        json_object **vals = NULL;
+        int nvals = 0, rc;
         json_object *opv = NULL, *avl = NULL, *value = NULL, *exists = NULL;
+        if (!json_object_is_type(c, json_type_object))
+            goto shape;
         json_object_object_get_ex(c, "ComparisonOperator", &opv);
         json_object_object_get_ex(c, "AttributeValueList", &avl);
         json_object_object_get_ex(c, "Value", &value);
         json_object_object_get_ex(c, "Exists", &exists);
         if ((opv != NULL && !json_object_is_type(opv, json_type_string)) ||
             (value != NULL && !json_object_is_type(value, json_type_object)) ||
-            (exists != NULL && !json_object_is_type(exists, json_type_boolean))) {
-            fakedb__expr_free(e);
-            return -2;
-        }
+            (exists != NULL && !json_object_is_type(exists, json_type_boolean)))
+            goto shape;
         int op = opv != NULL ? op_lookup(json_object_get_string(opv)) : -1;
         if (opv != NULL && op < 0) {
             fakedb__expr_errf(err, "1 validation error detected: Value '%s' at '%s.%s.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: " OP_SET,
                               json_object_get_string(opv), param, name);
-            fakedb__expr_free(e);
-            return -1;
+            goto fail;
         }
-        json_object **vals = NULL;
-        int nvals = 0;
-        int rc = value_list(avl, &vals, &nvals);
+        rc = value_list(avl, &vals, &nvals);
+        if (rc == -2)
+            goto shape;
         if (rc != 0) {
-            fakedb__expr_free(e);
-            return rc == -2 ? -2 : oom(NULL, err);
+            fakedb__expr_errf(err, "out of memory");
+            goto fail;
         }
         expr_node *node = NULL;
-        rc = -1;
         if (!expected) {
             if (opv == NULL) {
                 fakedb__expr_errf(err, "1 validation error detected: Value null at '%s.%s.member.comparisonOperator' failed to satisfy constraint: Member must not be null", param, name);
                 goto fail;
             }
-            if (check_values((legacy_op)op, vals, nvals, true, err) != 0)
+            if (check_values((legacy_op)op, vals, nvals, err) != 0)
                 goto fail;
             node = condition_node(name, (legacy_op)op, vals, nvals);
         } else if (avl != NULL && value != NULL) {
@@ -339,11 +340,11 @@ int fakedb__legacy_conditions(json_object *conds, const char *param, bool use_or
             }
             json_object *one[1] = {value};
             if (value != NULL) {
-                if (check_values((legacy_op)op, one, 1, false, err) != 0)
+                if (check_values((legacy_op)op, one, 1, err) != 0)
                     goto fail;
                 node = condition_node(name, (legacy_op)op, one, 1);
             } else {
-                if (check_values((legacy_op)op, vals, nvals, false, err) != 0)
+                if (check_values((legacy_op)op, vals, nvals, err) != 0)
                     goto fail;
                 node = condition_node(name, (legacy_op)op, vals, nvals);
             }
@@ -364,21 +365,35 @@ int fakedb__legacy_conditions(json_object *conds, const char *param, bool use_or
             json_object *one[1] = {value};
             node = want ? condition_node(name, L_EQ, one, 1) : condition_node(name, L_NULL, NULL, 0);
         }
-        if (node == NULL || join(&e->cond, node, use_or) != 0) {
+        if (node == NULL) {
             fakedb__expr_errf(err, "out of memory");
             goto fail;
         }
+        nodes[nconds++] = node;
         free(vals);
         continue;
     fail:
         free(vals);
+        rc = -1;
+        goto out;
+    shape:
+        rc = -2;
+    out:
+        for (int i = 0; i < nconds; i++)
+            fakedb__expr_node_free(nodes[i]);
+        free(nodes);
         fakedb__expr_free(e);
-        return -1;
+        return rc;
     }
-    if (e->cond == NULL) { /* an empty map: no condition */
+    if (nconds == 0) { /* an empty map: no condition */
+        free(nodes);
         fakedb__expr_free(e);
         return 0;
     }
+    e->cond = join(nodes, nconds, use_or);
+    free(nodes);
+    if (e->cond == NULL)
+        return oom(e, err);
     *out = e;
     return 0;
 }
@@ -512,6 +527,10 @@ int fakedb__legacy_updates(json_object *updates, fakedb__expr **out, char err[FA
         if ((e->targets[nt] = strdup(name)) == NULL)
             return oom(e, err);
         nt++;
+    }
+    if (e->nactions == 0) { /* an empty map: no update, as without AttributeUpdates */
+        fakedb__expr_free(e);
+        return 0;
     }
     *out = e;
     return 0;

@@ -209,6 +209,8 @@ START_TEST(expected_validation)
         {"{'a':{'ComparisonOperator':'IN'}}", P "Value or AttributeValueList must be used with ComparisonOperator: IN for Attribute: a"},
         {"{'a':{'ComparisonOperator':'BETWEEN','AttributeValueList':[{'N':'1'},{'S':'2'}]}}", P "AttributeValues inside AttributeValueList must be of same type"},
         {"{'a':{'ComparisonOperator':'BETWEEN','AttributeValueList':[{'N':'9'},{'N':'2'}]}}", "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"},
+        {"{'a':{'ComparisonOperator':'LT','AttributeValueList':[{'SS':['x']}]}}", P "ComparisonOperator LT is not valid for SS AttributeValue type"},
+        {"{'a':{'ComparisonOperator':'CONTAINS','Value':{'L':[]}}}", P "ComparisonOperator CONTAINS is not valid for L AttributeValue type"},
         {"{'a':{'ComparisonOperator':'LIKE','AttributeValueList':[{'S':'x'}]}}", "1 validation error detected: Value 'LIKE' at 'expected.a.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"},
         {"{'a':{'Value':{'SS':[]}}}", NULL},
         {"{'a':{'Value':{'N':'x1'}}}", NULL},
@@ -471,9 +473,11 @@ START_TEST(scan_filter_and_validation)
     scan_count("{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'q'}]},'v':{'ComparisonOperator':'LT','AttributeValueList':[{'N':'1'}]}}",
                ",'ConditionalOperator':'AND'", 0);
     scan_count("{}", "", 6);
+    /* EQ and NE take any type of value */
+    scan_count("{'odd':{'ComparisonOperator':'EQ','AttributeValueList':[{'BOOL':true}]}}", "", 2);
+    scan_count("{'odd':{'ComparisonOperator':'NE','AttributeValueList':[{'BOOL':true}]}}", "", 4);
     static const struct { const char *filter, *msg; } cases[] = {
         {"{'v':{'ComparisonOperator':'LT','AttributeValueList':[{'SS':['a']}]}}", P "ComparisonOperator LT is not valid for SS AttributeValue type"},
-        {"{'v':{'ComparisonOperator':'EQ','AttributeValueList':[{'BOOL':true}]}}", P "ComparisonOperator EQ is not valid for BOOL AttributeValue type"},
         {"{'v':{'ComparisonOperator':'CONTAINS','AttributeValueList':[{'L':[]}]}}", P "ComparisonOperator CONTAINS is not valid for L AttributeValue type"},
         {"{'v':{'ComparisonOperator':'BEGINS_WITH','AttributeValueList':[{'N':'1'}]}}", P "ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type"},
         {"{'v':{'ComparisonOperator':'IN','AttributeValueList':[]}}", P "Invalid number of argument(s) for the IN ComparisonOperator"},
@@ -590,6 +594,61 @@ START_TEST(expression_maps_without_expressions)
 }
 END_TEST
 
+START_TEST(key_conditions_on_an_index)
+{
+    fdbt_resp r = call("CreateTable",
+        "{'TableName':'Idx','KeySchema':[{'AttributeName':'pk','KeyType':'HASH'}],"
+        "'AttributeDefinitions':[{'AttributeName':'pk','AttributeType':'S'},{'AttributeName':'g','AttributeType':'S'},{'AttributeName':'gs','AttributeType':'N'}],"
+        "'BillingMode':'PAY_PER_REQUEST','GlobalSecondaryIndexes':[{'IndexName':'byG','KeySchema':[{'AttributeName':'g','KeyType':'HASH'},"
+        "{'AttributeName':'gs','KeyType':'RANGE'}],'Projection':{'ProjectionType':'INCLUDE','NonKeyAttributes':['v']}}]}");
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    fdbt_free(&r);
+    OK("PutItem", "{'TableName':'Idx','Item':{'pk':{'S':'a'},'g':{'S':'x'},'gs':{'N':'3'},'v':{'N':'1'},'other':{'S':'o'}}}");
+    OK("PutItem", "{'TableName':'Idx','Item':{'pk':{'S':'b'},'g':{'S':'x'},'gs':{'N':'7'},'v':{'N':'2'}}}");
+    OK("PutItem", "{'TableName':'Idx','Item':{'pk':{'S':'c'},'g':{'S':'y'},'gs':{'N':'5'}}}");
+    r = call("Query", "{'TableName':'Idx','IndexName':'byG','KeyConditions':{'g':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'x'}]},"
+                      "'gs':{'ComparisonOperator':'GT','AttributeValueList':[{'N':'4'}]}},'QueryFilter':{'v':{'ComparisonOperator':'NOT_NULL'}}}");
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
+    ck_assert_str_eq(fdbt_str(&r, "Items.0.pk.S"), "b");
+    ck_assert_ptr_null(fdbt_get(r.json, "Items.0.other"));
+    fdbt_free(&r);
+    INVALID("Query", "{'TableName':'Idx','IndexName':'byG','KeyConditions':{'pk':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'a'}]}}}",
+            "Query condition missed key schema element: g");
+    INVALID("Query", "{'TableName':'Idx','IndexName':'byG','KeyConditions':{'g':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'x'}]}},"
+                     "'QueryFilter':{'gs':{'ComparisonOperator':'NOT_NULL'}}}",
+            "QueryFilter can only contain non-primary key attributes: Primary key attribute: gs");
+    INVALID("Query", "{'TableName':'Idx','IndexName':'byG','KeyConditions':{'g':{'ComparisonOperator':'EQ','AttributeValueList':[{'S':'x'}]}},"
+                     "'AttributesToGet':['other']}",
+            "One or more parameter values were invalid: Global secondary index byG does not project [other]");
+}
+END_TEST
+
+/* Thousands of conditions in one filter: evaluated without deep recursion. */
+START_TEST(many_conditions)
+{
+    enum { N = 20000 };
+    size_t cap = (size_t)N * 96 + 256, o = 0;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    o += (size_t)snprintf(body + o, cap - o, "{\"TableName\":\"Rng\",\"ConditionalOperator\":\"OR\",\"ScanFilter\":{");
+    for (int i = 0; i < N; i++)
+        o += (size_t)snprintf(body + o, cap - o, "%s\"a%d\":{\"ComparisonOperator\":\"EQ\",\"AttributeValueList\":[{\"N\":\"%d\"}]}",
+                              i ? "," : "", i, i);
+    snprintf(body + o, cap - o, ",\"v\":{\"ComparisonOperator\":\"EQ\",\"AttributeValueList\":[{\"N\":\"100\"}]}}}");
+    fdbt_resp r = fdbt_call("Scan", body);
+    free(body);
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
+    fdbt_free(&r);
+    /* an empty AttributeUpdates is no update: the missing item is created with its key */
+    OK("UpdateItem", "{'TableName':'Tab','Key':{'pk':{'S':'empty'}},'AttributeUpdates':{}}");
+    r = call("GetItem", "{'TableName':'Tab','Key':{'pk':{'S':'empty'}}}");
+    ck_assert_str_eq(fdbt_str(&r, "Item.pk.S"), "empty");
+    fdbt_free(&r);
+}
+END_TEST
+
 START_TEST(transactions_still_refuse_legacy)
 {
     /* TransactWriteItems' entries have no legacy members in the API: still refused */
@@ -621,6 +680,8 @@ int main(void)
     tcase_add_test(tc, attributes_to_get);
     tcase_add_test(tc, mixing_is_refused);
     tcase_add_test(tc, expression_maps_without_expressions);
+    tcase_add_test(tc, key_conditions_on_an_index);
+    tcase_add_test(tc, many_conditions);
     tcase_add_test(tc, transactions_still_refuse_legacy);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
