@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_legacy_write[] = { "Expected", "AttributeUpdates", "ConditionalOperator", NULL };
 /* The order in which DynamoDB names them when a request mixes the two kinds. */
 static const char *const k_update_exprs[] = { "UpdateExpression", "ConditionExpression", NULL };
 static const char *const k_update_legacy[] = { "AttributeUpdates", "Expected", "ConditionalOperator", NULL };
@@ -75,14 +74,6 @@ static int check_unused(struct fakedb__expr_ctx *ctx, fakedb__reply *r)
     return 0;
 }
 
-static int check_legacy(json_object *req, const char *const *legacy, fakedb__reply *r)
-{
-    for (size_t i = 0; legacy[i]; i++)
-        if (fakedb__json_get(req, legacy[i]))
-            return fakedb__reply_fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", legacy[i]);
-    return 0;
-}
-
 /* allowed is in the order DynamoDB lists the set in its message; absent means dflt. */
 static int enum_param(json_object *req, const char *param, const char *const *allowed, const char *dflt,
                       const char **out, fakedb__reply *r)
@@ -112,8 +103,10 @@ static int enum_param(json_object *req, const char *param, const char *const *al
 
 static const char *const k_rv_fail[] = { "NONE", "ALL_OLD", NULL };
 
-/* legacy: whether the request may hold legacy parameters (the single-item operations;
- * not the entries of a transaction). */
+/* legacy: whether the request may hold legacy parameters (the single-item operations).
+ * The entries of a transaction or a batch have no such members in DynamoDB's API: there,
+ * as DynamoDB (and DynamoDB Local) do with members a shape does not have, they are
+ * ignored. */
 static int prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__write *w, bool legacy,
                    fakedb__reply *r)
 {
@@ -121,8 +114,7 @@ static int prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fake
     w->kind = kind;
     const char *rvf;
     bool upd = kind == FDB_W_UPDATE;
-    if (legacy ? fakedb__legacy_mixing(req, upd ? k_update_exprs : k_write_exprs, upd ? k_update_legacy : k_write_legacy, r)
-               : check_legacy(req, k_legacy_write, r))
+    if (legacy && fakedb__legacy_mixing(req, upd ? k_update_exprs : k_write_exprs, upd ? k_update_legacy : k_write_legacy, r))
         return -1;
     if (enum_param(req, "ReturnValuesOnConditionCheckFailure", k_rv_fail, "NONE", &rvf, r))
         return -1;

@@ -94,7 +94,12 @@ int fakedb__legacy_condition_param(json_object *req, const char *param, int kind
     if (validate_values(conds, r))
         return -1;
     snprintf(label, sizeof label, "%c%s", param[0] - 'A' + 'a', param + 1);
-    return expr_result(fakedb__legacy_conditions(conds, label, use_or, (fakedb__expr_kind)kind, out, err), err, r);
+    if (expr_result(fakedb__legacy_conditions(conds, label, use_or, (fakedb__expr_kind)kind, out, err), err, r))
+        return -1;
+    int n = json_object_object_length(conds);
+    if (kind == FAKEDB_EXPR_KEY_CONDITION && n != 1 && n != 2)
+        return fakedb__reply_fail_validation(r, "Conditions can be of length 1 or 2 only");
+    return 0;
 }
 
 int fakedb__legacy_update_param(json_object *req, struct fakedb__expr **out, fakedb__reply *r)
