@@ -72,6 +72,12 @@ CASES += [
     ("legacy-au-bad-action", "UpdateItem", {"TableName": L, "Key": k("a"), "AttributeUpdates": {"x": {"Action": "SET", "Value": N(1)}}}),
     ("legacy-au-mismatch-add", "UpdateItem", {"TableName": L, "Key": k("a"), "AttributeUpdates": {"s": {"Action": "ADD", "Value": N(1)}}}),
     ("legacy-au-mismatch-delete", "UpdateItem", {"TableName": L, "Key": k("a"), "AttributeUpdates": {"n": {"Action": "DELETE", "Value": {"NS": ["1"]}}}}),
+    ("legacy-au-updated-old", "UpdateItem", {"TableName": L, "Key": k("a"), "ReturnValues": "UPDATED_OLD",
+                                             "AttributeUpdates": {"new": {"Action": "DELETE"}, "n": {"Action": "ADD", "Value": N(1)}}}),
+    ("legacy-exp-null-key-new", "PutItem", {"TableName": L, "Item": k("e"), "Expected": {"pk": c("NULL")}}),
+    ("legacy-exp-ne-new-item", "UpdateItem", {"TableName": L, "Key": k("f"), "Expected": {"n": c("NE", N(1))},
+                                              "AttributeUpdates": {"n": {"Value": N(1)}}, "ReturnValues": "ALL_NEW"}),
+    ("legacy-au-null-entry", "UpdateItem", {"TableName": L, "Key": k("a"), "AttributeUpdates": {"x": None}}),
     # Expected validation
     ("legacy-exp-no-value", "PutItem", {"TableName": L, "Item": k("b"), "Expected": {"a": {}}}),
     ("legacy-exp-exists-true", "PutItem", {"TableName": L, "Item": k("b"), "Expected": {"a": {"Exists": True}}}),
