@@ -156,6 +156,31 @@ int fakedb__pq_parse(const char *text, json_object *params, fakedb__pq_stmt *out
 void fakedb__pq_free(fakedb__pq_stmt *s);
 /* The value of a projected path in item, or NULL (borrowed). */
 json_object *fakedb__pq_resolve(json_object *item, const fakedb__pq_proj *p);
+/* Legacy (non-expression) parameters (expr_legacy.c), translated into the same tree as
+ * the expressions so that evaluation is shared. The AttributeValues they hold are
+ * borrowed from the request and must be validated by the caller first. Each returns 0
+ * (with *out NULL when the map is empty), -1 with DynamoDB's message in err, or -2 when
+ * the JSON does not have the API's shape (a SerializationException).
+ *
+ * conds is an Expected, QueryFilter, ScanFilter or KeyConditions map; param is its name
+ * as DynamoDB's messages spell it ("expected", "queryFilter", "scanFilter",
+ * "keyConditions"): "expected" takes Exists/Value as well as ComparisonOperator, the
+ * others require ComparisonOperator and check the operators' value types. use_or joins
+ * the conditions with OR (ConditionalOperator OR) instead of AND. kind is the kind of
+ * expression the result stands for (CONDITION, FILTER or KEY_CONDITION). */
+int fakedb__legacy_conditions(json_object *conds, const char *param, bool use_or,
+                              fakedb__expr_kind kind, fakedb__expr **out,
+                              char err[FAKEDB_EXPR_ERR_MAX]);
+/* KeyConditions against the key schema of the table or index queried: 0, or -1 with
+ * DynamoDB's message ("Query condition missed key schema element: pk", "Attempted
+ * conditional constraint is not an indexable operation", "Query key condition not
+ * supported"). Call after fakedb__legacy_conditions accepted kc. */
+int fakedb__legacy_key_schema(json_object *kc, const char *pk_name, char pk_type,
+                              const char *sk_name, char sk_type, char err[FAKEDB_EXPR_ERR_MAX]);
+/* AttributeUpdates as an update: PUT sets, ADD adds to a number or set (or appends to a
+ * list), DELETE with a set value removes its elements, DELETE without a value removes the
+ * attribute. Type mismatches when applied are "Type mismatch for attribute to update". */
+int fakedb__legacy_updates(json_object *updates, fakedb__expr **out, char err[FAKEDB_EXPR_ERR_MAX]);
 
 /* Ordering and equality of AttributeValues as DynamoDB compares them (S and B by bytes,
  * N numerically). Returns <0, 0, >0, or 2 when the types differ or are not ordered. */

@@ -91,6 +91,7 @@ struct fakedb__expr {
     expr_path *paths;         /* projection */
     int npaths;
     char **targets;           /* update: top-level names, NULL-terminated */
+    bool legacy;              /* translated from a legacy parameter (expr_legacy.c) */
 };
 
 /* Shared helpers (expr_parse.c). */

@@ -9,6 +9,7 @@
 
 #define MSG_TYPE "An operand in the update expression has an incorrect data type"
 #define MSG_MISSING "The provided expression refers to an attribute that does not exist in the item"
+#define MSG_MISMATCH "Type mismatch for attribute to update" /* AttributeUpdates */
 #define MSG_BAD_PATH "The document path provided in the update expression is invalid for update"
 
 static const char *decimal_message(dl_decimal_status st)
@@ -134,19 +135,27 @@ static bool is_set_type(const char *t)
     return t != NULL && (strcmp(t, "SS") == 0 || strcmp(t, "NS") == 0 || strcmp(t, "BS") == 0);
 }
 
-/* ADD: the new value, or NULL with err. */
-static json_object *eval_add(json_object *cur, json_object *val, char *err)
+/* ADD: the new value, or NULL with err. legacy: AttributeUpdates' ADD, which also
+ * appends to a list and names a type mismatch as such. */
+static json_object *eval_add(json_object *cur, json_object *val, bool legacy, char *err)
 {
     if (cur == NULL)
         return copy_av(val);
     json_object *pc, *pv;
     const char *tc = fakedb__av_type(cur, &pc), *tv = fakedb__av_type(val, &pv);
     if (tc == NULL || tv == NULL || strcmp(tc, tv) != 0) {
-        fakedb__expr_errf(err, MSG_TYPE);
+        fakedb__expr_errf(err, legacy ? MSG_MISMATCH : MSG_TYPE);
         return NULL;
     }
     if (strcmp(tc, "N") == 0)
         return arith(cur, val, false, err);
+    if (legacy && strcmp(tc, "L") == 0) {
+        json_object *r = copy_av(cur), *list = NULL;
+        fakedb__av_type(r, &list);
+        for (size_t i = 0; list != NULL && i < json_object_array_length(pv); i++)
+            json_object_array_add(list, copy_av(json_object_array_get_idx(pv, i)));
+        return r;
+    }
     if (!is_set_type(tc)) {
         fakedb__expr_errf(err, MSG_TYPE);
         return NULL;
@@ -166,13 +175,13 @@ static json_object *eval_add(json_object *cur, json_object *val, char *err)
 }
 
 /* DELETE: the new value, NULL for "remove the attribute" (*remove set) or error. */
-static json_object *eval_delete(json_object *cur, json_object *val, bool *remove, char *err)
+static json_object *eval_delete(json_object *cur, json_object *val, bool legacy, bool *remove, char *err)
 {
     *remove = false;
     json_object *pc, *pv;
     const char *tc = fakedb__av_type(cur, &pc), *tv = fakedb__av_type(val, &pv);
     if (tc == NULL || tv == NULL || strcmp(tc, tv) != 0 || !is_set_type(tc)) {
-        fakedb__expr_errf(err, MSG_TYPE);
+        fakedb__expr_errf(err, legacy ? MSG_MISMATCH : MSG_TYPE);
         return NULL;
     }
     json_object *list = json_object_new_array();
@@ -323,7 +332,7 @@ int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
                 goto done;
             break;
         case ACT_ADD:
-            values[i] = eval_add(cur, a->value->value, err);
+            values[i] = eval_add(cur, a->value->value, e->legacy, err);
             if (values[i] == NULL)
                 goto done;
             break;
@@ -332,7 +341,7 @@ int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
                 drop[i] = true; /* nothing to delete from */
                 break;
             }
-            values[i] = eval_delete(cur, a->value->value, &drop[i], err);
+            values[i] = eval_delete(cur, a->value->value, e->legacy, &drop[i], err);
             if (values[i] == NULL && !drop[i])
                 goto done;
             if (drop[i])

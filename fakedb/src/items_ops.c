@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_legacy_write[] = { "Expected", "AttributeUpdates", "ConditionalOperator", NULL };
+/* The order in which DynamoDB names them when a request mixes the two kinds. */
+static const char *const k_update_exprs[] = { "UpdateExpression", "ConditionExpression", NULL };
+static const char *const k_update_legacy[] = { "AttributeUpdates", "Expected", "ConditionalOperator", NULL };
+static const char *const k_write_exprs[] = { "ConditionExpression", NULL };
+static const char *const k_write_legacy[] = { "Expected", "ConditionalOperator", NULL };
 
 static int expr_fail(fakedb__reply *r, const char *msg)
 {
@@ -16,8 +20,11 @@ static int expr_fail(fakedb__reply *r, const char *msg)
 }
 
 /* Creates the expression context of a request (names and values validated), or leaves
- * *ctx NULL when the request has no expression parameters. */
-static int make_ctx(json_object *req, bool has_expr, struct fakedb__expr_ctx **ctx, fakedb__reply *r)
+ * *ctx NULL when the request has no expression parameters. null_exprs names the
+ * expressions that take values, as DynamoDB's message does ("ConditionExpression is
+ * null"), or is NULL. */
+static int make_ctx(json_object *req, bool has_expr, const char *null_exprs, struct fakedb__expr_ctx **ctx,
+                    fakedb__reply *r)
 {
     char err[FAKEDB_EXPR_ERR_MAX];
     json_object *names = fakedb__json_get(req, "ExpressionAttributeNames");
@@ -27,7 +34,8 @@ static int make_ctx(json_object *req, bool has_expr, struct fakedb__expr_ctx **c
         if (names)
             return fakedb__reply_fail_validation(r, "ExpressionAttributeNames can only be specified when using expressions");
         if (values)
-            return fakedb__reply_fail_validation(r, "ExpressionAttributeValues can only be specified when using expressions");
+            return fakedb__reply_fail_validation(r, "ExpressionAttributeValues can only be specified when using expressions%s%s",
+                                                 null_exprs ? ": " : "", null_exprs ? null_exprs : "");
         return 0;
     }
     if ((names && !json_object_is_type(names, json_type_object)) ||
@@ -66,14 +74,6 @@ static int check_unused(struct fakedb__expr_ctx *ctx, fakedb__reply *r)
     return 0;
 }
 
-static int check_legacy(json_object *req, const char *const *legacy, fakedb__reply *r)
-{
-    for (size_t i = 0; legacy[i]; i++)
-        if (fakedb__json_get(req, legacy[i]))
-            return fakedb__reply_fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", legacy[i]);
-    return 0;
-}
-
 /* allowed is in the order DynamoDB lists the set in its message; absent means dflt. */
 static int enum_param(json_object *req, const char *param, const char *const *allowed, const char *dflt,
                       const char **out, fakedb__reply *r)
@@ -103,14 +103,23 @@ static int enum_param(json_object *req, const char *param, const char *const *al
 
 static const char *const k_rv_fail[] = { "NONE", "ALL_OLD", NULL };
 
-int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__write *w,
-                          fakedb__reply *r)
+/* legacy: whether the request may hold legacy parameters (the single-item operations).
+ * The entries of a transaction or a batch have no such members in DynamoDB's API: there,
+ * as DynamoDB (and DynamoDB Local) do with members a shape does not have, they are
+ * ignored. */
+static int prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__write *w, bool legacy,
+                   fakedb__reply *r)
 {
     memset(w, 0, sizeof *w);
     w->kind = kind;
     const char *rvf;
-    if (check_legacy(req, k_legacy_write, r) ||
-        enum_param(req, "ReturnValuesOnConditionCheckFailure", k_rv_fail, "NONE", &rvf, r))
+    bool upd = kind == FDB_W_UPDATE;
+    if (legacy && fakedb__legacy_mixing(req, upd ? k_update_exprs : k_write_exprs, upd ? k_update_legacy : k_write_legacy, r))
+        return -1;
+    if (enum_param(req, "ReturnValuesOnConditionCheckFailure", k_rv_fail, "NONE", &rvf, r))
+        return -1;
+    /* Expected and ConditionalOperator (a mixing with ConditionExpression was refused) */
+    if (legacy && fakedb__legacy_condition_param(req, "Expected", FAKEDB_EXPR_CONDITION, true, &w->cond, r))
         return -1;
     w->return_old_on_fail = !strcmp(rvf, "ALL_OLD");
     if (fakedb__table_lookup(db, req, &w->table, r))
@@ -141,10 +150,11 @@ int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *re
     bool has_upd = kind == FDB_W_UPDATE && fakedb__json_get(req, "UpdateExpression") != NULL;
     if (kind == FDB_W_CHECK && !has_cond)
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'conditionExpression' failed to satisfy constraint: Member must not be null");
-    if (make_ctx(req, has_cond || has_upd, &w->ctx, r))
+    if (make_ctx(req, has_cond || has_upd,
+                 upd ? "UpdateExpression and ConditionExpression are null" : "ConditionExpression is null", &w->ctx, r))
         return -1;
     if (w->ctx) {
-        if (parse_expr(w->ctx, req, "ConditionExpression", FAKEDB_EXPR_CONDITION, &w->cond, r))
+        if (!w->cond && parse_expr(w->ctx, req, "ConditionExpression", FAKEDB_EXPR_CONDITION, &w->cond, r))
             return -1;
         if (kind == FDB_W_UPDATE &&
             parse_expr(w->ctx, req, "UpdateExpression", FAKEDB_EXPR_UPDATE, &w->update, r))
@@ -152,7 +162,15 @@ int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *re
         if (check_unused(w->ctx, r))
             return -1;
     }
+    if (legacy && upd && !w->update && fakedb__legacy_update_param(req, &w->update, r))
+        return -1;
     return 0;
+}
+
+int fakedb__write_prepare(fakedb__store *db, fakedb__wkind kind, json_object *req, fakedb__write *w,
+                          fakedb__reply *r)
+{
+    return prepare(db, kind, req, w, false, r);
 }
 
 int fakedb__write_eval(fakedb__store *db, fakedb__write *w, fakedb__reply *r)
@@ -262,7 +280,7 @@ static int single_write(fakedb__store *db, fakedb__wkind kind, json_object *req,
         return fakedb__reply_fail_validation(r, "ReturnValues can only be ALL_OLD or NONE");
     fakedb__write w;
     pthread_mutex_lock(&db->lock);
-    int rc = fakedb__write_prepare(db, kind, req, &w, r);
+    int rc = prepare(db, kind, req, &w, true, r);
     if (rc == 0) {
         rc = fakedb__write_eval(db, &w, r);
         if (rc == 1)
@@ -317,8 +335,8 @@ int fakedb__parse_projection(json_object *req, struct fakedb__expr_ctx *ctx,
     json_object *atg = fakedb__json_get(req, "AttributesToGet");
     if (atg && fakedb__json_get(req, "ProjectionExpression"))
         return fakedb__reply_fail_validation(r, "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}");
-    if (atg && (!json_object_is_type(atg, json_type_array) || json_object_array_length(atg) == 0))
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1");
+    if (fakedb__legacy_attrs_to_get(atg, r))
+        return -1;
     if (!ctx)
         return 0;
     return parse_expr(ctx, req, "ProjectionExpression", FAKEDB_EXPR_PROJECTION, out, r);
@@ -359,7 +377,7 @@ int fakedb__op_get_item(fakedb__store *db, json_object *req, fakedb__reply *r)
     int rc = -1;
     if (!k)
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
-    if (make_ctx(req, fakedb__json_get(req, "ProjectionExpression") != NULL, &ctx, r) ||
+    if (make_ctx(req, fakedb__json_get(req, "ProjectionExpression") != NULL, NULL, &ctx, r) ||
         fakedb__parse_projection(req, ctx, &proj, r) || check_unused(ctx, r) ||
         fakedb__item_validate(key, &r->err))
         goto out;
@@ -392,7 +410,7 @@ int fakedb__expr_setup(json_object *req, const char *const *params, struct faked
     bool any = false;
     for (size_t i = 0; params[i]; i++)
         any = any || fakedb__json_get(req, params[i]) != NULL;
-    return make_ctx(req, any, ctx, r);
+    return make_ctx(req, any, NULL, ctx, r);
 }
 
 int fakedb__expr_parse_param(struct fakedb__expr_ctx *ctx, json_object *req, const char *param,

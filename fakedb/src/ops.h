@@ -150,4 +150,23 @@ int fakedb__expr_parse_param(struct fakedb__expr_ctx *ctx, json_object *req,
                              fakedb__reply *r);
 int fakedb__expr_unused(struct fakedb__expr_ctx *ctx, fakedb__reply *r);
 
+/* legacy_ops.c: the legacy (non-expression) parameters, translated into expressions. */
+/* DynamoDB's refusal of a request that has both kinds: expr_params and legacy_params
+ * (NULL-terminated) in the order its message lists them. */
+int fakedb__legacy_mixing(json_object *req, const char *const *expr_params,
+                          const char *const *legacy_params, fakedb__reply *r);
+/* The condition map `param` (Expected, QueryFilter, ScanFilter, KeyConditions) as an
+ * expression of kind (fakedb__expr_kind), joined by the request's ConditionalOperator
+ * when conditional_operator is set; *out NULL when the request has none. */
+int fakedb__legacy_condition_param(json_object *req, const char *param, int kind,
+                                   bool conditional_operator, struct fakedb__expr **out,
+                                   fakedb__reply *r);
+/* AttributeUpdates as an update expression; *out NULL when the request has none. */
+int fakedb__legacy_update_param(json_object *req, struct fakedb__expr **out, fakedb__reply *r);
+/* The request's KeyConditions against the key schema queried. */
+int fakedb__legacy_key_check(json_object *req, const char *pk, char pk_type, const char *sk,
+                             char sk_type, fakedb__reply *r);
+/* AttributesToGet (may be NULL): a non-empty list of distinct names. */
+int fakedb__legacy_attrs_to_get(json_object *atg, fakedb__reply *r);
+
 #endif

@@ -18,6 +18,7 @@ typedef struct qstate {
     struct fakedb__expr_ctx *ctx;
     struct fakedb__expr *key_expr, *filter, *proj;
     const struct fakedb__pq_select *pq;   /* PartiQL's SELECT: its WHERE and projection */
+    bool legacy_keys, legacy_filter;  /* from KeyConditions, QueryFilter/ScanFilter */
     json_object *attrs_to_get;
     /* key condition, encoded */
     fakedb__key *kc;            /* pk and lower bound in sk */
@@ -87,13 +88,15 @@ static int prefix_successor(const uint8_t *p, size_t n, uint8_t *out, size_t *ou
     return 1;
 }
 
-static int key_condition(qstate *q, fakedb__reply *r)
+static int key_condition(qstate *q, json_object *req, fakedb__reply *r)
 {
     char err[FAKEDB_EXPR_ERR_MAX];
     fakedb__key_cond kc;
     const char *pk = q->ix ? q->ix->pk : q->t->pk, *sk = q->ix ? q->ix->sk : q->t->sk;
     char pkt = q->ix ? q->ix->pk_type : q->t->pk_type, skt = q->ix ? q->ix->sk_type : q->t->sk_type;
     memset(&kc, 0, sizeof kc);
+    if (q->legacy_keys && fakedb__legacy_key_check(req, pk, pkt, sk, skt, r))
+        return -1;
     if (fakedb__expr_key_condition(q->key_expr, pk, pkt, sk, skt, &kc, err))
         return fakedb__reply_fail_validation(r, "%s", err);
     q->kc = calloc(1, sizeof *q->kc);
@@ -326,7 +329,11 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 
 static const char *const k_query_params[] = { "KeyConditionExpression", "FilterExpression", "ProjectionExpression", NULL };
 static const char *const k_scan_params[] = { "FilterExpression", "ProjectionExpression", NULL };
-static const char *const k_legacy_read[] = { "KeyConditions", "QueryFilter", "ScanFilter", "ConditionalOperator", NULL };
+/* The order in which DynamoDB names them when a request mixes the two kinds. */
+static const char *const k_query_mix_exprs[] = { "ProjectionExpression", "FilterExpression", "KeyConditionExpression", NULL };
+static const char *const k_query_mix_legacy[] = { "AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions", NULL };
+static const char *const k_scan_mix_exprs[] = { "ProjectionExpression", "FilterExpression", NULL };
+static const char *const k_scan_mix_legacy[] = { "AttributesToGet", "ScanFilter", "ConditionalOperator", NULL };
 
 static bool projected(const qstate *q, const char *name)
 {
@@ -369,9 +376,15 @@ static int gsi_unprojected(const qstate *q, const char *iname, fakedb__reply *r)
 
 static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
 {
-    for (size_t i = 0; k_legacy_read[i]; i++)
-        if (fakedb__json_get(req, k_legacy_read[i]))
-            return fakedb__reply_fail_validation(r, "The legacy parameter %s is not supported by fakedb; use expressions", k_legacy_read[i]);
+    if (fakedb__legacy_mixing(req, q->scan ? k_scan_mix_exprs : k_query_mix_exprs,
+                              q->scan ? k_scan_mix_legacy : k_query_mix_legacy, r) ||
+        fakedb__legacy_attrs_to_get(fakedb__json_get(req, "AttributesToGet"), r))
+        return -1;
+    /* QueryFilter/ScanFilter and ConditionalOperator come before the other checks (a
+     * mixing with FilterExpression was refused above) */
+    if (fakedb__legacy_condition_param(req, q->scan ? "ScanFilter" : "QueryFilter", FAKEDB_EXPR_FILTER, true, &q->filter, r))
+        return -1;
+    q->legacy_filter = q->filter != NULL;
     json_object *lim = fakedb__json_get(req, "Limit");
     if (lim) {
         if (fakedb__json_int_param(req, "Limit", &q->limit, &r->err))
@@ -384,16 +397,27 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
     json_object *fw = fakedb__json_get(req, "ScanIndexForward");
     q->forward = !fw || json_object_get_boolean(fw);
     q->attrs_to_get = fakedb__json_get(req, "AttributesToGet");
+    if (fakedb__json_get(req, "ExpressionAttributeValues") && !fakedb__json_get(req, "FilterExpression") &&
+        (q->scan || !fakedb__json_get(req, "KeyConditionExpression")) &&
+        (fakedb__json_get(req, "ProjectionExpression") || fakedb__json_get(req, "ExpressionAttributeNames") == NULL))
+        return fakedb__reply_fail_validation(r, "ExpressionAttributeValues can only be specified when using expressions: %s",
+                                             q->scan ? "FilterExpression is null" : "FilterExpression and KeyConditionExpression are null");
     if (fakedb__expr_setup(req, q->scan ? k_scan_params : k_query_params, &q->ctx, r))
         return -1;
     if (!q->scan) {
-        if (!fakedb__json_get(req, "KeyConditionExpression"))
+        if (!fakedb__json_get(req, "KeyConditionExpression") && !fakedb__json_get(req, "KeyConditions"))
             return fakedb__reply_fail_validation(r, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
         if (fakedb__expr_parse_param(q->ctx, req, "KeyConditionExpression", FAKEDB_EXPR_KEY_CONDITION, &q->key_expr, r))
             return -1;
+        if (!q->key_expr) {
+            if (fakedb__legacy_condition_param(req, "KeyConditions", FAKEDB_EXPR_KEY_CONDITION, false, &q->key_expr, r))
+                return -1;
+            q->legacy_keys = true;
+        }
     }
-    if (fakedb__expr_parse_param(q->ctx, req, "FilterExpression", FAKEDB_EXPR_FILTER, &q->filter, r) ||
-        fakedb__parse_projection(req, q->ctx, &q->proj, r) || fakedb__expr_unused(q->ctx, r))
+    if (!q->filter && fakedb__expr_parse_param(q->ctx, req, "FilterExpression", FAKEDB_EXPR_FILTER, &q->filter, r))
+        return -1;
+    if (fakedb__parse_projection(req, q->ctx, &q->proj, r) || fakedb__expr_unused(q->ctx, r))
         return -1;
     const char *sel = fakedb__json_str(req, "Select");
     if (sel && strcmp(sel, "ALL_ATTRIBUTES") && strcmp(sel, "ALL_PROJECTED_ATTRIBUTES") &&
@@ -411,7 +435,12 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
             ? fakedb__reply_fail_validation(r, "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get only the Count")
             : fakedb__reply_fail_validation(r, "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get %s", sel);
     if (sel && has_proj && strcmp(sel, "SPECIFIC_ATTRIBUTES"))
-        return fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s", sel);
+        return q->attrs_to_get && strcmp(sel, "COUNT")
+                   /* DynamoDB (and DynamoDB Local, its own code) name the Select as it is,
+                    * except for COUNT */
+                   ? fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get %s", sel)
+                   : fakedb__reply_fail_validation(r, "Cannot specify the AttributesToGet when choosing to get only the %s",
+                                                   strcmp(sel, "COUNT") ? sel : "Count");
     q->count_only = sel && !strcmp(sel, "COUNT");
 
     if (fakedb__table_lookup(db, req, &q->t, r))
@@ -441,8 +470,9 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
     const char *keys[2] = { q->ix ? q->ix->pk : q->t->pk, q->ix ? q->ix->sk : q->t->sk };
     for (int i = 0; i < 2; i++)
         if (keys[i] && fakedb__expr_refers_to(q->filter, keys[i]))
-            return fakedb__reply_fail_validation(r, "Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", keys[i]);
-    if (key_condition(q, r) || parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r))
+            return fakedb__reply_fail_validation(r, "%s can only contain non-primary key attributes: Primary key attribute: %s",
+                                                 q->legacy_filter ? "QueryFilter" : "Filter Expression", keys[i]);
+    if (key_condition(q, req, r) || parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r))
         return -1;
     const fakedb__key *from = q->ix ? q->start_ix : q->start;
     bool other_pk = q->has_start && (from->pk_len != q->kc->pk_len || memcmp(from->pk, q->kc->pk, from->pk_len));

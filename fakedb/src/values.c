@@ -302,6 +302,11 @@ int fakedb__item_validate(json_object *item, fakedb__error *r)
     return 0;
 }
 
+int fakedb__av_validate(json_object *av, fakedb__error *r)
+{
+    return validate_av(av, 1, r);
+}
+
 int fakedb__values_validate(json_object *values, fakedb__error *r)
 {
     if (!values)

@@ -102,6 +102,8 @@ typedef struct fakedb__table {
 /* values.c */
 int fakedb__item_validate(json_object *item, fakedb__error *r);
 int fakedb__values_validate(json_object *values, fakedb__error *r);
+/* One AttributeValue (e.g. of a legacy condition), numbers normalised in place. */
+int fakedb__av_validate(json_object *av, fakedb__error *r);
 char fakedb__av_scalar(json_object *av);      /* 'S','N','B' for scalars, 0 otherwise */
 int fakedb__encode_scalar(json_object *av, char type, uint8_t *buf, size_t cap,
                           size_t *len);
