@@ -282,13 +282,15 @@ static void ctx_ended(ddb_otel *o, uint64_t id)
 
 /* ------------------------------------------------------------- callbacks */
 
-static void wake_exporter(ddb_otel *o)
+/* Under mu: asks the thread for an export before its schedule (a batch is full). Returns
+ * the token to set once mu is released (NULL: nothing to do), so that no lock of the
+ * library's is taken under mu. */
+static ddb_cancel *wake_exporter(ddb_otel *o)
 {
-    /* under mu: ask the thread for an export before its schedule (a batch is full) */
     if (o->wake_set || !o->wake)
-        return;
+        return NULL;
     o->wake_set = true;
-    ddb_cancel_set(o->wake);
+    return ddb_cancel_ref(o->wake);
 }
 
 static void start_span(ddb_otel *o, uint64_t id, uint64_t parent_id, const char *name,
@@ -391,6 +393,7 @@ static void cb_span_end(void *arg, uint64_t id, const char *error_type)
     char *err = error_type ? strdup(error_type) : NULL;
     int64_t t = now_unix_ns(o);
     span *drop = NULL;
+    ddb_cancel *wake = NULL;
     pthread_mutex_lock(&o->mu);
     ctxe *e = ctx_find(o, id);
     span *s = e ? e->live : NULL;
@@ -410,9 +413,13 @@ static void cb_span_end(void *arg, uint64_t id, const char *error_type)
         o->queue[(o->q_head + o->q_len) % (size_t)o->cfg.max_queue] = s;
         o->q_len++;
         if (o->q_len >= (size_t)o->cfg.batch)
-            wake_exporter(o);
+            wake = wake_exporter(o);
     }
     pthread_mutex_unlock(&o->mu);
+    if (wake) {
+        ddb_cancel_set(wake);
+        ddb_cancel_unref(wake);
+    }
     span_free(drop);
 }
 
