@@ -27,9 +27,14 @@ def check(cond, what):
         print("FAIL: " + what, flush=True)
 
 
-def run(*args, timeout=120):
-    p = subprocess.run([DRIVER] + list(args), capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
+# DYNALOCK_OTEL_WRAP: a command to run the driver under, e.g. "valgrind --error-exitcode=99
+# --leak-check=full" (with DYNALOCK_TEST_TIME_SCALE for the bounds).
+WRAP = os.environ.get("DYNALOCK_OTEL_WRAP", "").split()
+
+
+def run(*args, timeout=300):
+    p = subprocess.run(WRAP + [DRIVER] + list(args), capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0 or (WRAP and p.stderr.strip()):
         print(p.stdout, p.stderr)
         raise SystemExit("otel_driver %s exited %d" % (args[0], p.returncode))
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
