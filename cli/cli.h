@@ -138,7 +138,8 @@ typedef struct cli_conn {
     int log_level;             /* the least level logged (the client's too) */
     struct ddb_otel *otel;     /* the OTLP exporter when OTEL_EXPORTER_OTLP_*ENDPOINT is set */
     uint64_t span;             /* the command's span ("dynalock run"), 0 when none */
-    int exit_code;             /* set before cli_conn_close: the span's process.exit.code */
+    int exit_code;             /* set before cli_conn_close: the span's process.exit.code
+                                  (-1, the default: not known, not set) */
 } cli_conn;
 /* Opens a client, the table of the options (when need_table) and a lock table over it
  * (when need_locks). Prints the reason and returns an exit status on failure. */

@@ -161,6 +161,7 @@ int cli_fail(const char *what, int rc, const ddb_error *err)
 int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
 {
     memset(c, 0, sizeof *c);
+    c->exit_code = -1; /* unknown until the subcommand sets it (run) */
     c->log_format = (ddb_log_format)o->log_format;
     c->log_level = o->log_level;
     ddb_error err;
