@@ -147,6 +147,13 @@ static int lease(const char *endpoint, const char *traceparent)
     ddb_item_free(key);
     ddb_table_close(missing);
     ddb_lease_release(l);
+    /* A second lease, lost: its item is deleted under it, and its next renewal fails. */
+    ddb_lease *w = NULL;
+    CHECK(ddb_lock_acquire(locks, "weekly", 3000, &w, NULL, &err) == 0);
+    CHECK(ddb_lock_simulate_delete(locks, "weekly", &err) == 0);
+    CHECK(ddb_test_server_advance(srv, 1000) == 0);
+    CHECK(ddb_cancel_is_set(ddb_lease_ended(w)));
+    ddb_lease_release(w);
     ddb_otel_span_end(o, job, NULL);
     CHECK(ddb_test_server_advance(srv, 60000) == 0); /* the schedule: spans and metrics */
     print_stats("exported", o);

@@ -116,8 +116,9 @@ def t_lease(base):
     check(out[0]["traceparent"].startswith("00-0af7651916cd43dd8448eb211c80319c-"),
           "the current traceparent is in the remote trace")
 
-    acq = by.get("Lock.Acquire", [None])[0]
-    check(acq is not None, "Lock.Acquire exported")
+    acqs = {s["attrs"].get("dynalock.lock.name"): s for s in by.get("Lock.Acquire", [])}
+    acq = acqs.get("nightly")
+    check(acq is not None and "weekly" in acqs, "both Lock.Acquire exported")
     if acq is None:
         return
     check(acq["kind"] == 1, "Lock.Acquire is INTERNAL")
@@ -143,16 +144,23 @@ def t_lease(base):
               "server.port an intValue")
 
     renews = by.get("Lock.Renew", [])
-    check(len(renews) >= 1, "the heartbeat's Lock.Renew exported")
+    check(len(renews) >= 2, "the heartbeat's Lock.Renew exported")
     for r in renews:
+        mine = acqs.get(r["attrs"].get("dynalock.lock.name"), acq)
         check("parentSpanId" not in r, "a renewal is a root")
-        check(r["traceId"] != acq["traceId"], "a renewal has a trace of its own")
-        check(r.get("links") == [{"traceId": acq["traceId"], "spanId": acq["spanId"]}],
-              "a renewal links to the acquire")
+        check(r["traceId"] != mine["traceId"], "a renewal has a trace of its own")
+        check(r.get("links") == [{"traceId": mine["traceId"], "spanId": mine["spanId"]}],
+              "a renewal links to its lease's acquire")
         check(r["kind"] == 1, "Lock.Renew is INTERNAL")
         check(r["attrs"].get("dynalock.lock.fencing_token") == "1", "renewal's fencing token")
         rk = [s for s in spans if s.get("parentSpanId") == r["spanId"]]
         check([k["name"] for k in rk] == ["UpdateItem"], "the renewal's UpdateItem child")
+    failed = [r for r in renews if r.get("status", {}).get("code") == 2]
+    check(len(failed) == 1 and failed[0]["attrs"].get("dynalock.lock.name") == "weekly",
+          "the renewal of the deleted lock failed with status ERROR")
+    if failed:
+        check(failed[0]["attrs"].get("error.type") == failed[0]["status"]["message"],
+              "error.type on the failed renewal, as its status message")
 
     rel = by.get("Lock.Release", [None])[0]
     check(rel is not None and rel.get("parentSpanId") == job["spanId"], "Lock.Release under the caller's span")
@@ -173,12 +181,23 @@ def t_lease(base):
         s = acqm["sum"]
         check(s["isMonotonic"] is True and s["aggregationTemporality"] == 2, "a cumulative monotonic sum")
         dp = s["dataPoints"]
-        check(len(dp) == 1 and dp[0].get("asInt") == "1", "one acquisition counted")
+        check(len(dp) == 1 and dp[0].get("asInt") == "2", "two acquisitions counted")
         check(attrs(dp[0]["attributes"]) == {"db.collection.name": "Locks", "dynalock.lock.takeover": False},
               "acquisitions' attributes, no lock name")
+    loss = m.get("dynalock.lock.losses")
+    check(loss is not None and loss["unit"] == "{lease}", "dynalock.lock.losses exported")
+    if loss:
+        dp = loss["sum"]["dataPoints"]
+        check(len(dp) == 1 and dp[0]["asInt"] == "1" and
+              attrs(dp[0]["attributes"]) == {"db.collection.name": "Locks",
+                                             "dynalock.lock.loss_reason": "deleted"},
+              "one loss, reason deleted, no lock name")
     ren = m.get("dynalock.lock.renewals")
     check(ren is not None and sum(int(p["asInt"]) for p in ren["sum"]["dataPoints"]) == len(renews),
           "renewals counted as many as Lock.Renew spans")
+    if ren:
+        errs = [p for p in ren["sum"]["dataPoints"] if "error.type" in attrs(p["attributes"])]
+        check(len(errs) == 1 and errs[0]["asInt"] == "1", "the failed renewal counted with error.type")
     dur = m.get("db.client.operation.duration")
     check(dur is not None and "histogram" in dur, "db.client.operation.duration is a histogram")
     if dur:
@@ -218,6 +237,18 @@ def t_retry_503(base):
     check([r["status"] for r in log] == [503, 200], "503 then 200 (%s)" % [r["status"] for r in log])
     check(len(log) == 2 and log[0]["body"] == log[1]["body"], "the same payload sent again")
     del st
+
+
+def t_retry_codes(base):
+    # 429, 502 and 504 are retried too, after an exponential backoff when there is no
+    # Retry-After (each step is longer than any backoff: one attempt per step).
+    control(base, "/control", {"script": [[429, None], [502, None], [504, None], [200, None]]})
+    out = run("retry", base, "5", "30000", "3")
+    afters = [o for o in out if o["stage"] == "after"]
+    check([a["retries"] for a in afters] == [2, 3, 3], "one retry per backoff (%s)" % [a["retries"] for a in afters])
+    check(afters[-1]["spans_exported"] == 3 and afters[-1]["dropped"] == 0, "accepted on the fourth attempt")
+    log = [r for r in get_log(base) if r["path"] == "/v1/traces"]
+    check([r["status"] for r in log] == [429, 502, 504, 200], "429, 502, 504 retried (%s)" % [r["status"] for r in log])
 
 
 def t_fail_400(base):
@@ -268,6 +299,7 @@ def main():
     srv = receiver.start()
     base = "http://127.0.0.1:%d" % srv.server_address[1]
     tests = [("lease", lambda: t_lease(base)), ("retry_503", lambda: t_retry_503(base)),
+             ("retry_codes", lambda: t_retry_codes(base)),
              ("fail_400", lambda: t_fail_400(base)), ("down", t_down),
              ("hang", lambda: t_hang(base)), ("queue", lambda: t_queue(base))]
     only = os.environ.get("OTEL_TEST_ONLY")
