@@ -412,8 +412,8 @@ static void cb_span_end(void *arg, uint64_t id, const char *error_type)
     } else {
         o->queue[(o->q_head + o->q_len) % (size_t)o->cfg.max_queue] = s;
         o->q_len++;
-        if (o->q_len >= (size_t)o->cfg.batch)
-            wake = wake_exporter(o);
+        if (o->q_len >= (size_t)o->cfg.batch && !o->retry_body)
+            wake = wake_exporter(o); /* not while a retry waits: it would only spin */
     }
     pthread_mutex_unlock(&o->mu);
     if (wake) {
