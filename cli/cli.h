@@ -10,7 +10,6 @@
 
 #include <dynalock/coord.h>
 #include <dynalock/ddb.h>
-#include <dynalock/coord.h>
 
 /* Exit statuses. 64-78 follow sysexits(3), except 76 and 77, which dynalock gives its
  * own meanings next to 75 (the three outcomes of a lock). 79, just past sysexits' range,
@@ -143,11 +142,20 @@ typedef struct cli_conn {
     ddb_lock_table *locks;     /* only when asked for */
     ddb_log_format log_format;
     int log_level;             /* the least level logged (the client's too) */
+    struct ddb_otel *otel;     /* the OTLP exporter when OTEL_EXPORTER_OTLP_*ENDPOINT is set */
+    uint64_t span;             /* the command's span ("dynalock run"), 0 when none */
+    int exit_code;             /* set before cli_conn_close: the span's process.exit.code
+                                  (-1, the default: not known, not set) */
 } cli_conn;
 /* Opens a client, the table of the options (when need_table) and a lock table over it
  * (when need_locks). Prints the reason and returns an exit status on failure. */
 int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks);
 void cli_conn_close(cli_conn *c);
+/* otel: a span of the command's own around a part of its work (e.g. `leader`'s contending
+ * and leading), current on this thread until cli_span_end; 0 without an exporter.
+ * exit_code >= 0 becomes process.exit.code; error_type (NULL on success) its status. */
+uint64_t cli_span_start(cli_conn *c, const char *name);
+void cli_span_end(cli_conn *c, uint64_t span, int exit_code, const char *error_type);
 /* The endpoint to use: --endpoint, DYNALOCK_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB,
  * AWS_ENDPOINT_URL, or NULL for AWS's. */
 const char *cli_endpoint(const cli_opts *o);

@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
+#include <strings.h>
 
 #include "cli.h"
+#ifdef DYNALOCK_CLI_OTEL
+#include <dynalock/otel.h>
+#endif
 
 extern char **environ;
 
@@ -50,6 +53,84 @@ int cli_exit_for(int rc)
     }
 }
 
+#ifdef DYNALOCK_CLI_OTEL
+/* How long the exporter's last flush may hold the command's exit. */
+#define OTEL_EXIT_FLUSH_MS 3000
+
+/* The OTLP exporter, when one of the OTEL_EXPORTER_OTLP_*ENDPOINT variables is set (and
+ * OTEL_SDK_DISABLED is not true): everything else from the OTEL_* variables, the command's
+ * clock, service.name "dynalock" unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say.
+ * A TRACEPARENT in the environment makes the command's spans part of that trace. A bad
+ * setting is logged and the command runs without exporting. */
+static ddb_otel *otel_open(cli_conn *c)
+{
+    const char *vars[] = {"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                          "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"};
+    bool any = false;
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        any |= getenv(vars[i]) && *getenv(vars[i]);
+    const char *off = getenv("OTEL_SDK_DISABLED");
+    if (!any || (off && strcasecmp(off, "true") == 0))
+        return NULL;
+    const char *svc = getenv("OTEL_SERVICE_NAME");
+    const char *ra = getenv("OTEL_RESOURCE_ATTRIBUTES");
+    bool named = (svc && *svc) || (ra && strstr(ra, "service.name="));
+    ddb_error err;
+    ddb_otel *otel = ddb_otel_new(&(ddb_otel_options){
+        .service_name = named ? NULL : "dynalock", .clock = c->clock,
+        .shutdown_timeout_ms = OTEL_EXIT_FLUSH_MS}, &err);
+    if (!otel) {
+        ddb_log_field f[] = {{"error", err.message}};
+        cli_log(c, DDB_LOG_WARN, "OpenTelemetry export off: a bad OTEL_* setting", f, 1);
+        return NULL;
+    }
+    const char *tp = getenv("TRACEPARENT");
+    if (tp && *tp && ddb_otel_set_remote_parent(otel, tp, &err) != 0) {
+        ddb_log_field f[] = {{"traceparent", tp}};
+        cli_log(c, DDB_LOG_WARN, "TRACEPARENT is not a W3C traceparent; ignored", f, 1);
+    }
+    return otel;
+}
+
+uint64_t cli_span_start(cli_conn *c, const char *name)
+{
+    return c->otel ? ddb_otel_span_start(c->otel, name) : 0;
+}
+
+void cli_span_end(cli_conn *c, uint64_t span, int exit_code, const char *error_type)
+{
+    if (!c->otel || !span)
+        return;
+    if (exit_code >= 0)
+        ddb_otel_span_attr(c->otel, span, &(ddb_attr){.key = "process.exit.code",
+                                                       .type = DDB_ATTR_INT, .v.i = exit_code});
+    ddb_otel_span_end(c->otel, span, error_type);
+}
+
+#else
+/* Built without libddb_otel: the command exports nothing. */
+static struct ddb_otel *otel_open(cli_conn *c)
+{
+    (void)c;
+    return NULL;
+}
+
+uint64_t cli_span_start(cli_conn *c, const char *name)
+{
+    (void)c;
+    (void)name;
+    return 0;
+}
+
+void cli_span_end(cli_conn *c, uint64_t span, int exit_code, const char *error_type)
+{
+    (void)c;
+    (void)span;
+    (void)exit_code;
+    (void)error_type;
+}
+#endif
+
 /* The region of the command's client, for its error messages (static storage). */
 static char cli_region[64];
 
@@ -80,6 +161,7 @@ int cli_fail(const char *what, int rc, const ddb_error *err)
 int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
 {
     memset(c, 0, sizeof *c);
+    c->exit_code = -1; /* unknown until the subcommand sets it (run) */
     c->log_format = (ddb_log_format)o->log_format;
     c->log_level = o->log_level;
     ddb_error err;
@@ -97,6 +179,7 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
             return cli_fail("cannot follow the server's clock", err.code ? err.code
                                                                        : DDB_ENETWORK, &err);
     }
+    c->otel = otel_open(c);
     ddb_client_options co = {
         .endpoint = endpoint,
         .region = o->region,
@@ -105,6 +188,9 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         .log = ddb_log_to_stderr,
         .log_arg = &c->log_format,
         .log_level = o->log_level,
+#ifdef DYNALOCK_CLI_OTEL
+        .telemetry = c->otel ? ddb_otel_telemetry(c->otel) : NULL,
+#endif
     };
     c->client = ddb_client_new(&co, &err);
     if (c->client)
@@ -123,6 +209,13 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
             return rc;
         }
     }
+    /* The command's span: its requests and lock operations are its children, and CMD's
+     * TRACEPARENT names it. `leader` has one per round of the election instead. */
+    if (c->otel && strcmp(o->command->name, "leader") != 0) {
+        char name[64];
+        snprintf(name, sizeof name, "dynalock %s", o->command->name);
+        c->span = cli_span_start(c, name);
+    }
     if (need_locks) {
         ddb_lock_table_options lo = {.holder_label = o->label,
                                      .list_index = o->list_index,
@@ -140,9 +233,13 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
 
 void cli_conn_close(cli_conn *c)
 {
+    cli_span_end(c, c->span, c->exit_code, NULL);
     ddb_lock_table_free(c->locks);
     ddb_table_close(c->table);
     ddb_client_free(c->client);
+#ifdef DYNALOCK_CLI_OTEL
+    ddb_otel_free(c->otel); /* the last export, bounded by OTEL_EXIT_FLUSH_MS */
+#endif
     ddb_clock_unref(c->clock);
     memset(c, 0, sizeof *c);
 }
@@ -233,5 +330,12 @@ int cli_env_for_lease(cli_env *e, const cli_opts *o, cli_conn *c, ddb_lease *lea
     rc |= cli_env_set(e, "DYNALOCK_SK", o->sk);
     rc |= cli_env_set(e, "DYNALOCK_ENDPOINT", endpoint && *endpoint ? endpoint : NULL);
     rc |= cli_env_set(e, "DYNALOCK_REGION", region && *region ? region : NULL);
+    /* CMD's work joins the trace of the lease: the command's current span. Without an
+     * exporter, a TRACEPARENT of dynalock's environment passes on as it is. */
+#ifdef DYNALOCK_CLI_OTEL
+    char tp[DDB_OTEL_TRACEPARENT_SIZE];
+    if (c->otel && ddb_otel_traceparent(c->otel, 0, tp) == 0)
+        rc |= cli_env_set(e, "TRACEPARENT", tp);
+#endif
     return rc ? -1 : 0;
 }

@@ -111,7 +111,11 @@ int cli_cmd_leader(cli_opts *o)
          * has to end it. */
         cli_req_begin(&x.req, "the election", x.what, false);
         cli_req_on_stop(&x.req, CLI_EXIT_OK, NULL);
+        /* One span per round: its acquires and the terms' CMDs (TRACEPARENT) in one trace. */
+        uint64_t round = cli_span_start(&c, "dynalock leader");
         rc = ddb_lock_run_as_leader(c.locks, x.name, o->lease_ms, lead, &x, stop, &err);
+        cli_span_end(&c, round, -1,
+                     rc == 0 || rc == DDB_ECANCELED ? NULL : ddb_error_name(rc));
         cli_req_end(&x.req);
         if (x.fatal) {
             rc = x.fatal;

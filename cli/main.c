@@ -19,7 +19,10 @@
     "  --log-format FMT    text (logfmt, the default) or json, on stderr\n" \
     "  --clock CLOCK       system (default), or server: follow the clock of a\n" \
     "                      fake server (fakedb --clock fake), for tests\n" \
-    "  -h, --help          this help\n"
+    "  -h, --help          this help\n" \
+    "With $OTEL_EXPORTER_OTLP_ENDPOINT set, the spans and metrics go to that\n" \
+    "OpenTelemetry collector (OTLP/HTTP; the other OTEL_* variables apply), in\n" \
+    "the trace of $TRACEPARENT if set; the last export holds the exit 3s at most.\n"
 
 #define EXIT_HELP \
     "Exit status:\n" \
@@ -52,7 +55,8 @@ static const cli_command COMMANDS[] = {
      "CMD runs in a process group of its own, with DYNALOCK_LOCK,\n"
      "DYNALOCK_FENCING_TOKEN, DYNALOCK_OWNER, DYNALOCK_TABLE, DYNALOCK_PK,\n"
      "DYNALOCK_SK, DYNALOCK_ENDPOINT and DYNALOCK_REGION in its environment (what\n"
-     "'dynalock put --if-held' reads). SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
+     "'dynalock put --if-held' reads), and, when spans are exported, TRACEPARENT:\n"
+     "the command's span, so that CMD's work joins the lease's trace. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
      "SIGUSR2 are passed on to CMD's group; the lock is released once CMD exits.\n"
      "If the lease is lost while CMD runs, CMD's group gets SIGTERM at once (at\n"
      "the lease's deadline, even while a renewal hangs), then SIGKILL after\n"

@@ -107,6 +107,7 @@ int cli_cmd_run(cli_opts *o)
     ddb_lease *lease = NULL;
     rc = acquire(&c, o, name, &lease);
     if (rc) {
+        c.exit_code = rc;
         cli_conn_close(&c);
         return rc;
     }
@@ -162,6 +163,7 @@ int cli_cmd_run(cli_opts *o)
     cli_req_on_stop(&req, rc, "the lock frees itself once its lease runs out");
     ddb_lease_release(lease);
     cli_req_end(&req);
+    c.exit_code = rc;
     cli_conn_close(&c);
     return rc;
 }

@@ -6,6 +6,10 @@
  * of 1% of the leases delayed 20 s (the others must not notice).
  *
  *   coord_bench [leases] [lease_ms] [run_ms]      (defaults 10000 30000 35000)
+ *
+ * With DYNALOCK_BENCH_OTLP_ENDPOINT=URL (and libddb_otel built), the clients' spans and
+ * metrics also go to libddb_otel's exporter, sending to that collector: the bench with
+ * the exporter on, against the same run without it.
  */
 #include <dynalock/coord.h>
 #include <fakedb/fakedb.h>
@@ -21,6 +25,10 @@
 #include <unistd.h>
 
 #include "coord_internal.h"
+
+#ifdef DYNALOCK_BENCH_OTEL
+#include <dynalock/otel.h>
+#endif
 
 static fakedb *db;
 
@@ -168,6 +176,39 @@ static void on_attr(void *arg, uint64_t id, const ddb_attr *a)
     pthread_mutex_unlock(&LR.mu);
 }
 
+#ifdef DYNALOCK_BENCH_OTEL
+/* The bench's own callbacks, then the exporter's. */
+static ddb_otel *g_otel;
+
+static void tee_start(void *arg, uint64_t id, uint64_t parent, const char *name,
+                      const uint64_t *links, size_t n_links)
+{
+    on_start(arg, id, parent, name, links, n_links);
+    const ddb_telemetry *o = ddb_otel_telemetry(g_otel);
+    o->span_start(o->arg, id, parent, name, links, n_links);
+}
+
+static void tee_attr(void *arg, uint64_t id, const ddb_attr *a)
+{
+    on_attr(arg, id, a);
+    const ddb_telemetry *o = ddb_otel_telemetry(g_otel);
+    o->span_attr(o->arg, id, a);
+}
+
+static void tee_end(void *arg, uint64_t id, const char *error_type)
+{
+    const ddb_telemetry *o = ddb_otel_telemetry(g_otel);
+    o->span_end(o->arg, id, error_type);
+}
+
+static void tee_metric(void *arg, const char *name, const char *unit, double value,
+                       const ddb_attr *attrs, size_t n)
+{
+    const ddb_telemetry *o = ddb_otel_telemetry(g_otel);
+    o->metric(o->arg, name, unit, value, attrs, n);
+}
+#endif
+
 static int cmp64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -203,6 +244,20 @@ static void many(const scenario *sc)
     LR.third_ns = lease_ms * 1000000 / 3;
     LR.slow_every = sc->slow_every;
     ddb_telemetry tel = {.span_start = on_start, .span_attr = on_attr};
+#ifdef DYNALOCK_BENCH_OTEL
+    if (getenv("DYNALOCK_BENCH_OTLP_ENDPOINT")) {
+        ddb_error oerr;
+        g_otel = ddb_otel_new(&(ddb_otel_options){
+            .endpoint = getenv("DYNALOCK_BENCH_OTLP_ENDPOINT"), .ignore_environment = true,
+            .service_name = "coord_bench"}, &oerr);
+        if (!g_otel) {
+            fprintf(stderr, "otel: %s\n", oerr.message);
+            exit(1);
+        }
+        tel = (ddb_telemetry){.span_start = tee_start, .span_attr = tee_attr,
+                              .span_end = tee_end, .metric = tee_metric};
+    }
+#endif
     ddb_client *c = client_on(ddb_clock_system(), &tel);
     ddb_error err;
     ddb_table *t = ddb_table_open(c, "Bench", "pk", "sk", &err);
@@ -287,6 +342,17 @@ static void many(const scenario *sc)
     ddb_lock_table_free(locks);
     ddb_table_close(t);
     ddb_client_free(c);
+#ifdef DYNALOCK_BENCH_OTEL
+    if (g_otel) {
+        ddb_otel_stats os;
+        ddb_otel_get_stats(g_otel, &os);
+        printf("exporter: %" PRIu64 " spans exported, %" PRIu64 " dropped (queue full), %" PRIu64
+               " failed, %" PRIu64 " metric exports\n", os.spans_exported, os.spans_queue_full,
+               os.spans_failed, os.metric_exports);
+        ddb_otel_free(g_otel);
+        g_otel = NULL;
+    }
+#endif
     fakedb_fault_clear(db);
     free(LR.last_ns);
     free(LR.lags_ns);
