@@ -1,8 +1,8 @@
 /* test_metrics.c: fakedb's own metrics, GET /fake/metrics, over HTTP: the format and its
  * content type, requests by operation and status and errors by type after known
- * requests, the histogram's invariants, the items and bytes of each table after puts
- * and deletes, faults fired by kind, open connections, label escaping, and requests
- * from several threads at once counted exactly. */
+ * requests, the histogram's invariants, the items and bytes of each table after puts,
+ * deletes and expiry by time to live, faults fired by kind, open connections, label
+ * escaping, and requests from several threads at once counted exactly. */
 #include "dl_check.h"
 #include "fdbt.h"
 
@@ -322,6 +322,16 @@ START_TEST(items_and_bytes_per_table)
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Other\"}"), -1);
     ck_assert_double_eq(metric("fakedb_table_bytes{table=\"Other\"}"), -1);
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 2);
+
+    /* an item that time to live expires leaves the gauges when the clock passes it */
+    call_ok("UpdateTimeToLive", "{\"TableName\":\"Shop\",\"TimeToLiveSpecification\":"
+            "{\"Enabled\":true,\"AttributeName\":\"exp\"}}", 200, "");
+    call_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"t\"},"
+            "\"exp\":{\"N\":\"1700000010\"}}}", 200, "");
+    ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 3);
+    ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 20000), 0);
+    ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 2);
+    ck_assert_double_eq(metric("fakedb_table_bytes{table=\"Shop\"}"), describe_bytes("Shop"));
 }
 END_TEST
 
