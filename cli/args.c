@@ -14,7 +14,7 @@ enum opt_id {
     O_TABLE, O_PK, O_SK, O_ENDPOINT, O_REGION, O_PROFILE, O_LOG_LEVEL, O_LOG_FORMAT,
     O_CLOCK, O_LEASE, O_LABEL, O_JSON, O_WAIT, O_KILL_AFTER, O_PAUSE, O_ONCE, O_IF_HELD,
     O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK, O_INDEX,
-    O_IF_TOKEN,
+    O_IF_TOKEN, O_VALUE, O_FOR, O_COUNT,
     O_HELP,
 };
 
@@ -53,6 +53,9 @@ static const opt_def OPTS[] = {
     {"ttl", O_TTL, CLI_OPT_TABLE_CREATE, true},
     {"exist-ok", O_EXIST_OK, CLI_OPT_TABLE_CREATE, false},
     {"index", O_INDEX, CLI_OPT_INDEX, true},
+    {"value", O_VALUE, CLI_OPT_VALUE, true},
+    {"for", O_FOR, CLI_OPT_FOR, true},
+    {"count", O_COUNT, CLI_OPT_COUNT, true},
     {"help", O_HELP, 0, false},
 };
 
@@ -266,6 +269,26 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
             return cli_usage_error(cmd, "invalid --if-token '%s' (a fencing token: 1 or more)",
                                    v);
         o->if_token = t;
+        break;
+    }
+    case O_VALUE: {
+        size_t n = strlen(v);
+        if (n < 1 || n > DDB_LEASE_VALUE_MAX_BYTES)
+            return cli_usage_error(cmd, "--value must have 1 to %d bytes",
+                                   DDB_LEASE_VALUE_MAX_BYTES);
+        if (!cli_utf8_valid(v))
+            return cli_usage_error(cmd, "--value is not valid UTF-8");
+        o->value = v;
+        break;
+    }
+    case O_FOR: return duration_option(cmd, d->name, v, true, &o->for_ms);
+    case O_COUNT: {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v, &end, 10);
+        if (!(*v >= '0' && *v <= '9') || *end || errno || n < 1)
+            return cli_usage_error(cmd, "invalid --count '%s' (1 or more)", v);
+        o->count = n;
         break;
     }
     case O_HELP: break;

@@ -75,6 +75,9 @@ typedef struct cli_opts {
     const char *ttl;
     bool exist_ok;
     const char *list_index;    /* list --index */
+    const char *value;         /* run, leader --value */
+    int64_t for_ms;            /* state --for; 0 when not given */
+    long long count;           /* watch --count; 0 = until stopped */
     /* positional arguments and the command after them */
     char **args;
     int n_args;
@@ -98,6 +101,9 @@ enum {
     CLI_OPT_CMD = 1 << 9,      /* NAME then CMD...: options end after NAME */
     CLI_OPT_INDEX = 1 << 10,   /* list --index */
     CLI_OPT_RELEASE = 1 << 11, /* release --if-token, --owner */
+    CLI_OPT_VALUE = 1 << 12,   /* run, leader --value */
+    CLI_OPT_FOR = 1 << 13,     /* state --for */
+    CLI_OPT_COUNT = 1 << 14,   /* watch --count */
 };
 
 struct cli_command {
@@ -260,16 +266,21 @@ int cli_cmd_list(cli_opts *o);
 int cli_cmd_simulate(cli_opts *o);
 int cli_cmd_release(cli_opts *o);
 int cli_cmd_table(cli_opts *o);
+int cli_cmd_watch(cli_opts *o);
 
 /* state.c: JSON text output. */
 void cli_json_string(const char *s);
 /* Text from a table or the command line made safe for a terminal, into buf (always
  * terminated, cut at a whole escape when full): each byte of a control character (C0,
- * DEL, C1 such as U+009B) and each byte that is not part of valid UTF-8 is written as
- * \xNN, so ESC sequences and new lines cannot reach the terminal; other characters,
- * multi-byte ones included, stay as they are. Returns buf. */
+ * DEL, C1 such as U+009B), of a character that reorders or breaks the text (the
+ * bidirectional controls such as U+202E, the line separators U+2028 and U+2029) and
+ * each byte that is not part of valid UTF-8 is written as \xNN, so ESC sequences, new
+ * lines and reversed text cannot reach the terminal; other characters, multi-byte ones
+ * included, stay as they are. Returns buf. */
 char *cli_safe_text(const char *s, char *buf, size_t size);
 /* The characters (code points) of UTF-8 text, for aligning columns. */
 size_t cli_text_chars(const char *s);
+/* True when s is valid UTF-8. */
+bool cli_utf8_valid(const char *s);
 
 #endif

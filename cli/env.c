@@ -124,7 +124,9 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         }
     }
     if (need_locks) {
-        ddb_lock_table_options lo = {.holder_label = o->label, .list_index = o->list_index};
+        ddb_lock_table_options lo = {.holder_label = o->label,
+                                     .list_index = o->list_index,
+                                     .lease_value = o->value};
         c->locks = ddb_lock_table_new(c->table, &lo, &err);
         if (!c->locks) {
             int rc = cli_fail("cannot open the lock table", err.code ? err.code : DDB_EINVAL,

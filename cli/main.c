@@ -43,7 +43,7 @@
     "  128+N interrupted by signal N before CMD ran, or during a read\n"
 
 static const cli_command COMMANDS[] = {
-    {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_WAIT |
+    {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_VALUE | CLI_OPT_WAIT |
                 CLI_OPT_KILL_AFTER | CLI_OPT_CMD,
      1, 1, "run [OPTIONS] NAME [--] CMD [ARG...]",
      "Acquires the lock NAME, runs CMD while it holds it, releases it when CMD\n"
@@ -66,6 +66,8 @@ static const cli_command COMMANDS[] = {
      "                      little more than one lease)\n"
      "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
      "  --label TEXT        the holder label operators see (default: host name)\n"
+     "  --value TEXT        a value the lease carries, shown by state, list and\n"
+     "                      watch (e.g. this leader's address): 1 to 1024 bytes\n"
      "  --kill-after DURATION\n"
      "                      SIGKILL this long after SIGTERM on a lost lease\n"
      "                      (default 10s, real time)\n"
@@ -73,7 +75,8 @@ static const cli_command COMMANDS[] = {
      "Durations: 500ms, 30s, 1.5s, 2m, 1h, 1d; a bare number is seconds.\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,
      cli_cmd_run},
-    {"leader", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_KILL_AFTER |
+    {"leader", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_VALUE |
+                   CLI_OPT_KILL_AFTER |
                    CLI_OPT_PAUSE | CLI_OPT_CMD,
      1, 1, "leader [OPTIONS] NAME [--] CMD [ARG...]",
      "Leader election for any program: contends for the lock NAME for as long as\n"
@@ -95,6 +98,8 @@ static const cli_command COMMANDS[] = {
      "Options:\n"
      "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
      "  --label TEXT        the holder label operators see (default: host name)\n"
+     "  --value TEXT        a value the lease carries, shown by state, list and\n"
+     "                      watch (e.g. this leader's address): 1 to 1024 bytes\n"
      "  --pause DURATION    pause after a term that CMD ended, on the client's\n"
      "                      clock (default: a third of the lease)\n"
      "  --once              exit 0 once CMD exits 0, instead of contending again\n"
@@ -122,28 +127,50 @@ static const cli_command COMMANDS[] = {
      "  --token N           its fencing token (default: $DYNALOCK_FENCING_TOKEN)\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,
      cli_cmd_put},
-    {"state", CLI_OPT_COMMON | CLI_OPT_JSON, 1, 1, "state [OPTIONS] NAME",
-     "Shows the lock NAME: held or free, its holder label, fencing token and\n"
-     "lease. A holder that crashed shows as holding it until another process\n"
-     "takes over.\n"
+    {"state", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_FOR, 1, 1, "state [OPTIONS] NAME",
+     "Shows the lock NAME: held or free, its fencing token and, when held, its\n"
+     "holder label, owner id, lease, value, and how long this reader has seen\n"
+     "its record version unchanged. A holder renews (a new record version)\n"
+     "every third of its lease: one seen unchanged for longer than its lease\n"
+     "has stopped, and the next acquire takes the lock over. One read sees no\n"
+     "change; --for reads for longer. Reads never write the lock.\n"
      "\n"
      "Options:\n"
+     "  --for DURATION      read every third of the lease (a second when free)\n"
+     "                      for this long, then show the last read\n"
      "  --json              one JSON object: name, table, exists, held, holder,\n"
-     "                      fencing_token, lease_ms\n"
+     "                      owner, record_version, fencing_token, lease_ms,\n"
+     "                      value, unchanged_ms\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,
      cli_cmd_state},
     {"list", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_INDEX, 0, 0, "list [OPTIONS]",
      "Lists every lock item of the table, sorted by name: name, holder label,\n"
-     "fencing token, lease, and whether it is held. It scans the whole table\n"
+     "fencing token, lease, whether it is held, and its value. It scans the whole table\n"
      "(strongly consistent), or with --index queries a global secondary index\n"
      "whose partition key is _type, which reads the lock items only.\n"
      "\n"
      "Options:\n"
      "  --index NAME        query this index instead of scanning the table\n"
-     "  --json              a JSON array of objects: name, held, holder,\n"
-     "                      fencing_token, lease_ms\n"
+     "  --json              a JSON array of objects: name, held, holder, owner,\n"
+     "                      fencing_token, lease_ms, value\n"
      "\n" COMMON_HELP "\n" EXIT_HELP,
      cli_cmd_list},
+    {"watch", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_COUNT, 1, 1, "watch [OPTIONS] NAME",
+     "Follows the lock NAME and prints a line when it starts and at each change\n"
+     "of holder, fencing token or value: who leads, and where ('dynalock leader\n"
+     "--value' writes the value). It reads as a waiting contender does, every\n"
+     "third of the holder's lease (at most every 10s; every second when the lock\n"
+     "is free), never writes, and rides out throttling and outages. It runs\n"
+     "until interrupted (SIGINT or SIGTERM: exit 0) or --count lines.\n"
+     "Each line: the time, held/free/no-item, the token, and when held the\n"
+     "holder label, value, lease and owner id.\n"
+     "\n"
+     "Options:\n"
+     "  --count N           exit 0 after N lines (the first included)\n"
+     "  --json              one JSON object per line: time, and the fields of\n"
+     "                      'state --json'\n"
+     "\n" COMMON_HELP "\n" EXIT_HELP,
+     cli_cmd_watch},
     {"release", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_RELEASE, 1, 1,
      "release [OPTIONS] NAME --if-token N [--owner ID]",
      "Hands back the lock NAME for an operator whose holder is stuck, on\n"
@@ -210,6 +237,8 @@ static void main_help(FILE *out)
             "  put --if-held --item J   a fenced write, from within CMD\n"
             "  state NAME               show a lock\n"
             "  list                     list the locks of the table\n"
+            "  watch NAME               follow a lock: a line per new holder, token\n"
+            "                           or value\n"
             "  release NAME --if-token N\n"
             "                           hand back a stuck holder's lock\n"
             "  simulate holder|release|delete NAME\n"
@@ -226,7 +255,7 @@ int main(int argc, char **argv)
     cli_fds_init();
     if (argc < 2)
         return cli_usage_error(NULL, "missing COMMAND (run, leader, put, state, list, "
-                               "release, simulate or table)");
+                               "watch, release, simulate or table)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         if (argc > 2 && strcmp(sub, "help") == 0) {

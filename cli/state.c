@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "utf8.h"
@@ -35,6 +36,26 @@ void cli_json_string(const char *s)
     putchar('"');
 }
 
+/* Characters that change the direction or the lines of the text after them on a
+ * terminal, so that what is shown is not what is there: the bidirectional marks,
+ * embeddings, overrides and isolates (U+061C, U+200E, U+200F, U+202A..U+202E,
+ * U+2066..U+2069) and the line and paragraph separators (U+2028, U+2029). */
+static bool reorders(const unsigned char *p, size_t k)
+{
+    if (k == 2)
+        return p[0] == 0xD8 && p[1] == 0x9C;
+    if (k != 3 || p[0] != 0xE2)
+        return false;
+    if (p[1] == 0x80)
+        return p[2] == 0x8E || p[2] == 0x8F || (p[2] >= 0xA8 && p[2] <= 0xAE);
+    return p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9;
+}
+
+bool cli_utf8_valid(const char *s)
+{
+    return dl__utf8_valid(s, strlen(s));
+}
+
 char *cli_safe_text(const char *s, char *buf, size_t size)
 {
     size_t o = 0;
@@ -46,7 +67,7 @@ char *cli_safe_text(const char *s, char *buf, size_t size)
         size_t k = dl__utf8_seq(p + i, n - i);
         /* C1 controls are U+0080..U+009F: C2 80..C2 9F in UTF-8. */
         bool control = p[i] < 0x20 || p[i] == 0x7F || k == 0 ||
-                       (k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0);
+                       (k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) || reorders(p + i, k);
         size_t bytes = k ? k : 1;
         size_t need = control ? 4 * bytes : bytes;
         if (o + need >= size)
@@ -72,6 +93,44 @@ size_t cli_text_chars(const char *s)
     return chars;
 }
 
+/* The JSON object of a lock's state, without a new line. */
+static void print_state_json(const char *name, const char *table, const ddb_lock_state *st,
+                             const char *time)
+{
+    fputs("{", stdout);
+    if (time)
+        printf("\"time\":\"%s\",", time);
+    fputs("\"name\":", stdout);
+    cli_json_string(name);
+    fputs(",\"table\":", stdout);
+    cli_json_string(table);
+    printf(",\"exists\":%s,\"held\":%s,\"holder\":", st->exists ? "true" : "false",
+           st->is_held ? "true" : "false");
+    cli_json_string(st->holder_label[0] ? st->holder_label : NULL);
+    fputs(",\"owner\":", stdout);
+    cli_json_string(st->owner[0] ? st->owner : NULL);
+    fputs(",\"record_version\":", stdout);
+    cli_json_string(st->record_version[0] ? st->record_version : NULL);
+    printf(",\"fencing_token\":%lld,\"lease_ms\":%lld,\"value\":", (long long)st->fencing_token,
+           (long long)st->lease_ms);
+    cli_json_string(st->has_value ? st->value : NULL);
+    printf(",\"unchanged_ms\":%lld}", (long long)st->unchanged_ms);
+}
+
+/* "15s (first read)", or "45s, longer than its lease: the holder has stopped renewing". */
+static void describe_unchanged(const ddb_lock_state *st, int64_t observed_ms, char *buf,
+                               size_t size)
+{
+    char d[32];
+    cli_format_duration(st->unchanged_ms, d, sizeof d);
+    if (st->unchanged_ms > st->lease_ms)
+        snprintf(buf, size, "%s, longer than its lease: the holder has stopped renewing", d);
+    else if (observed_ms == 0)
+        snprintf(buf, size, "%s (one read; --for DURATION reads for longer)", d);
+    else
+        snprintf(buf, size, "%s", d);
+}
+
 int cli_cmd_state(cli_opts *o)
 {
     const char *name = o->args[0];
@@ -84,45 +143,141 @@ int cli_cmd_state(cli_opts *o)
     ddb_error_clear(&err);
     char what[512];
     snprintf(what, sizeof what, "cannot read lock '%s' on table '%s'", name, o->table);
-    cli_req req;
-    cli_req_begin(&req, "GetItem", what, false);
-    rc = ddb_lock_table_get_state(c.locks, name, &st, cli_stop(), &err);
-    if (rc) {
-        rc = cli_req_fail(&req, rc, &err);
-        cli_conn_close(&c);
-        return rc;
+    ddb_clock *clock = ddb_client_clock(c.client);
+    int64_t start = ddb_clock_mono_ns(clock), observed_ms = 0;
+    for (;;) {
+        cli_req req;
+        cli_req_begin(&req, "GetItem", what, false);
+        rc = ddb_lock_table_get_state(c.locks, name, &st, cli_stop(), &err);
+        if (rc) {
+            rc = cli_req_fail(&req, rc, &err);
+            cli_conn_close(&c);
+            return rc;
+        }
+        cli_req_end(&req);
+        /* --for: read again every third of the lease (a second when free) until it has
+         * passed, so that unchanged_ms covers it. */
+        observed_ms = (ddb_clock_mono_ns(clock) - start) / 1000000;
+        int64_t left = o->for_ms - observed_ms;
+        if (left <= 0)
+            break;
+        int64_t wait = st.is_held ? st.lease_ms / 3 : 1000;
+        if (wait > left)
+            wait = left;
+        if (ddb_clock_sleep(clock, wait, cli_stop()) == DDB_ECANCELED)
+            break; /* a signal: show what was seen so far */
     }
-    cli_req_end(&req);
     char lease[32] = "-";
     if (st.lease_ms > 0)
         cli_format_duration(st.lease_ms, lease, sizeof lease);
     if (o->json) {
-        fputs("{\"name\":", stdout);
-        cli_json_string(name);
-        fputs(",\"table\":", stdout);
-        cli_json_string(o->table);
-        printf(",\"exists\":%s,\"held\":%s,\"holder\":", st.exists ? "true" : "false",
-               st.is_held ? "true" : "false");
-        cli_json_string(st.holder_label[0] ? st.holder_label : NULL);
-        printf(",\"fencing_token\":%lld,\"lease_ms\":%lld}\n", (long long)st.fencing_token,
-               (long long)st.lease_ms);
+        print_state_json(name, o->table, &st, NULL);
+        putchar('\n');
     } else {
-        /* 4 bytes of escape for each byte of a label of the longest. */
-        char safe[4 * DDB_HOLDER_LABEL_MAX_BYTES + 1];
-        printf("lock     %s\n", cli_safe_text(name, safe, sizeof safe));
-        printf("table    %s\n", cli_safe_text(o->table, safe, sizeof safe));
-        printf("state    %s\n", !st.exists ? "no item (free; the next token is 1)"
+        /* 4 bytes of escape for each byte of the longest value. */
+        char safe[4 * DDB_LEASE_VALUE_MAX_BYTES + 1];
+        printf("lock       %s\n", cli_safe_text(name, safe, sizeof safe));
+        printf("table      %s\n", cli_safe_text(o->table, safe, sizeof safe));
+        printf("state      %s\n", !st.exists ? "no item (free; the next token is 1)"
                                  : st.is_held ? "held" : "free");
         if (st.exists) {
-            printf("holder   %s\n",
+            printf("token      %lld\n", (long long)st.fencing_token);
+        }
+        if (st.is_held) {
+            printf("holder     %s\n",
                    st.holder_label[0] ? cli_safe_text(st.holder_label, safe, sizeof safe)
                                       : "-");
-            printf("token    %lld\n", (long long)st.fencing_token);
-            printf("lease    %s\n", lease);
+            printf("owner      %s\n", cli_safe_text(st.owner, safe, sizeof safe));
+            printf("lease      %s\n", lease);
+            printf("value      %s\n",
+                   st.has_value ? cli_safe_text(st.value, safe, sizeof safe) : "-");
+            char unchanged[128];
+            describe_unchanged(&st, observed_ms, unchanged, sizeof unchanged);
+            printf("unchanged  %s\n", unchanged);
         }
     }
     cli_conn_close(&c);
-    return fflush(stdout) == 0 ? 0 : CLI_EXIT_IOERR;
+    if (fflush(stdout) != 0)
+        return CLI_EXIT_IOERR;
+    return cli_stop_signal() ? 128 + cli_stop_signal() : 0;
+}
+
+/* ----------------------------------------------------------------------- watch */
+
+typedef struct watch_ctx {
+    cli_opts *o;
+    ddb_clock *clock;
+    long long printed;
+    bool write_failed;
+} watch_ctx;
+
+static int watch_print(void *arg, const char *name, const ddb_lock_state *st)
+{
+    watch_ctx *w = arg;
+    char time[40];
+    int64_t ms = ddb_clock_wall_ms(w->clock);
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(time + n, sizeof time - n, ".%03dZ", (int)(ms % 1000));
+    if (w->o->json) {
+        print_state_json(name, w->o->table, st, time);
+        putchar('\n');
+    } else {
+        char safe[4 * DDB_LEASE_VALUE_MAX_BYTES + 1];
+        printf("%s  %s  token %lld", time,
+               !st->exists ? "no-item" : st->is_held ? "held" : "free",
+               (long long)st->fencing_token);
+        if (st->is_held) {
+            char lease[32];
+            cli_format_duration(st->lease_ms, lease, sizeof lease);
+            printf("  holder %s",
+                   st->holder_label[0] ? cli_safe_text(st->holder_label, safe, sizeof safe)
+                                       : "-");
+            printf("  value %s",
+                   st->has_value ? cli_safe_text(st->value, safe, sizeof safe) : "-");
+            printf("  lease %s  owner %s", lease, cli_safe_text(st->owner, safe, sizeof safe));
+        }
+        putchar('\n');
+    }
+    if (fflush(stdout) != 0) {
+        w->write_failed = true;
+        return 1;
+    }
+    return w->o->count && ++w->printed >= w->o->count;
+}
+
+int cli_cmd_watch(cli_opts *o)
+{
+    const char *name = o->args[0];
+    cli_conn c;
+    int rc = cli_conn_open(&c, o, true, true);
+    if (rc)
+        return rc;
+    ddb_error err;
+    ddb_error_clear(&err);
+    char what[512];
+    snprintf(what, sizeof what, "cannot watch lock '%s' on table '%s'", name, o->table);
+    watch_ctx w = {.o = o, .clock = ddb_client_clock(c.client)};
+    /* Named for the watchdog: the watch is a read, whatever it waits for. */
+    cli_req req;
+    cli_req_begin(&req, "GetItem", what, false);
+    rc = ddb_lock_table_watch(c.locks, name, NULL, watch_print, &w, cli_stop(), &err);
+    int status = 0;
+    if (w.write_failed) {
+        cli_req_end(&req);
+        cli_error("cannot write to standard output");
+        status = CLI_EXIT_IOERR;
+    } else if (rc == DDB_ECANCELED && cli_stop_signal()) {
+        cli_req_end(&req); /* interrupted: the way a watch ends */
+    } else if (rc != 0) {
+        status = cli_req_fail(&req, rc, &err);
+    } else {
+        cli_req_end(&req);
+    }
+    cli_conn_close(&c);
+    return status;
 }
 
 /* ------------------------------------------------------------------------ list */
@@ -130,6 +285,8 @@ int cli_cmd_state(cli_opts *o)
 typedef struct lock_row {
     char *name;
     char *holder;
+    char *value;
+    char *owner;
     int64_t token;
     int64_t lease_ms;
     bool held;
@@ -145,6 +302,8 @@ static void rows_free(lock_rows *r)
     for (size_t i = 0; i < r->n; i++) {
         free(r->rows[i].name);
         free(r->rows[i].holder);
+        free(r->rows[i].value);
+        free(r->rows[i].owner);
     }
     free(r->rows);
 }
@@ -163,23 +322,28 @@ static int rows_add(lock_rows *r, const char *name, const ddb_lock_state *st, bo
     memset(row, 0, sizeof *row);
     row->name = strdup(name);
     row->holder = st->holder_label[0] ? strdup(st->holder_label) : NULL;
+    row->value = st->has_value ? strdup(st->value) : NULL;
+    row->owner = st->owner[0] ? strdup(st->owner) : NULL;
     if (!json) {
         /* Human output: the text as it will be printed, escaped. */
-        char safe[4 * DDB_HOLDER_LABEL_MAX_BYTES + 1];
-        if (row->name) {
-            char *n = strdup(cli_safe_text(row->name, safe, sizeof safe));
-            free(row->name);
-            row->name = n;
-        }
-        if (row->holder) {
-            char *h = strdup(cli_safe_text(row->holder, safe, sizeof safe));
-            free(row->holder);
-            row->holder = h;
+        char safe[4 * DDB_LEASE_VALUE_MAX_BYTES + 1];
+        char **texts[] = {&row->name, &row->holder, &row->value};
+        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+            if (!*texts[i])
+                continue;
+            char *t = strdup(cli_safe_text(*texts[i], safe, sizeof safe));
+            free(*texts[i]);
+            *texts[i] = t;
+            if (!t)
+                break;
         }
     }
-    if (!row->name || (st->holder_label[0] && !row->holder)) {
+    if (!row->name || (st->holder_label[0] && !row->holder) ||
+        (st->has_value && !row->value) || (st->owner[0] && !row->owner)) {
         free(row->name);
         free(row->holder);
+        free(row->value);
+        free(row->owner);
         return -1;
     }
     row->token = st->fencing_token;
@@ -204,8 +368,12 @@ static void print_rows(const lock_rows *r, bool json)
             cli_json_string(row->name);
             printf(",\"held\":%s,\"holder\":", row->held ? "true" : "false");
             cli_json_string(row->holder);
-            printf(",\"fencing_token\":%lld,\"lease_ms\":%lld}", (long long)row->token,
+            fputs(",\"owner\":", stdout);
+            cli_json_string(row->owner);
+            printf(",\"fencing_token\":%lld,\"lease_ms\":%lld,\"value\":", (long long)row->token,
                    (long long)row->lease_ms);
+            cli_json_string(row->value);
+            putchar('}');
         }
         puts("]");
         return;
@@ -217,8 +385,8 @@ static void print_rows(const lock_rows *r, bool json)
         wname = n > wname ? n : wname;
         wholder = h > wholder ? h : wholder;
     }
-    printf("%-*s  %-*s  %6s  %6s  %s\n", wname, "NAME", wholder, "HOLDER", "TOKEN", "LEASE",
-           "HELD");
+    printf("%-*s  %-*s  %6s  %6s  %-4s  %s\n", wname, "NAME", wholder, "HOLDER", "TOKEN",
+           "LEASE", "HELD", "VALUE");
     for (size_t i = 0; i < r->n; i++) {
         const lock_row *row = &r->rows[i];
         char lease[32] = "-";
@@ -226,10 +394,10 @@ static void print_rows(const lock_rows *r, bool json)
             cli_format_duration(row->lease_ms, lease, sizeof lease);
         /* Padded by characters: printf's widths count bytes. */
         const char *holder = row->holder ? row->holder : "-";
-        printf("%s%*s  %s%*s  %6lld  %6s  %s\n", row->name,
+        printf("%s%*s  %s%*s  %6lld  %6s  %-4s  %s\n", row->name,
                wname - (int)cli_text_chars(row->name), "", holder,
                wholder - (int)cli_text_chars(holder), "", (long long)row->token, lease,
-               row->held ? "yes" : "no");
+               row->held ? "yes" : "no", row->value ? row->value : "-");
     }
 }
 

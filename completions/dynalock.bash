@@ -3,18 +3,19 @@
 # Installed as share/bash-completion/completions/dynalock; tests/packaging checks that
 # the options here are those of `dynalock COMMAND --help`.
 
-_dynalock_commands="run leader put state list release simulate table"
+_dynalock_commands="run leader put state list watch release simulate table"
 _dynalock_common="--table --pk --sk --endpoint --region --profile --log-level --log-format --clock --help"
 
 # The options of one subcommand.
 _dynalock_options()
 {
     case $1 in
-        run) echo "$_dynalock_common --lease --label --wait --kill-after" ;;
-        leader) echo "$_dynalock_common --lease --label --kill-after --pause --once" ;;
+        run) echo "$_dynalock_common --lease --label --value --wait --kill-after" ;;
+        leader) echo "$_dynalock_common --lease --label --value --kill-after --pause --once" ;;
         put) echo "$_dynalock_common --if-held --item --item-file --lock-table --lock --owner --token" ;;
-        state) echo "$_dynalock_common --json" ;;
+        state) echo "$_dynalock_common --json --for" ;;
         list) echo "$_dynalock_common --json --index" ;;
+        watch) echo "$_dynalock_common --json --count" ;;
         release) echo "$_dynalock_common --if-token --owner --json" ;;
         simulate) echo "$_dynalock_common --lease --label --json" ;;
         table) echo "$_dynalock_common --ttl --exist-ok" ;;
@@ -28,7 +29,7 @@ _dynalock_takes_value()
         --table | --pk | --sk | --endpoint | --region | --profile | --log-level | \
         --log-format | --clock | --lease | --label | --wait | --kill-after | --pause | \
         --item | --item-file | --lock-table | --lock | --owner | --token | --ttl | --index | \
-        --if-token)
+        --if-token | --value | --for | --count)
             return 0 ;;
     esac
     return 1

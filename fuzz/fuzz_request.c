@@ -18,7 +18,10 @@ static const char *const OPS[] = {
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
     "BatchWriteItem", "TransactWriteItems", "TransactGetItems", "CreateTable",
     "DescribeTable", "UpdateTable", "ListTables", "UpdateTimeToLive", "DescribeTimeToLive",
-    "DeleteTable", "Unknown"};
+    "DeleteTable", "Unknown",
+    /* DynamoDB Streams, on its own target */
+    "DynamoDBStreams_20120810.ListStreams", "DynamoDBStreams_20120810.DescribeStream",
+    "DynamoDBStreams_20120810.GetShardIterator", "DynamoDBStreams_20120810.GetRecords"};
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
 static fakedb *db;
@@ -26,7 +29,7 @@ static fakedb *db;
 static void handle(const char *op, const char *body, size_t len)
 {
     char target[64];
-    snprintf(target, sizeof target, "DynamoDB_20120810.%s", op);
+    snprintf(target, sizeof target, "%s%s", strchr(op, '.') ? "" : "DynamoDB_20120810.", op);
     static const dl_sigv4_header headers[] = {{"x-amz-date", "20260101T000000Z"},
                                               {"host", "127.0.0.1"}};
     fakedb__http_req rq = {
@@ -47,7 +50,8 @@ static void handle(const char *op, const char *body, size_t len)
 static void setup(void)
 {
     fakedb_error err;
-    db = fakedb_start(&(fakedb_options){.fake_clock = true}, &err);
+    /* a fixed clock: the table's stream ARN, and so the seeds' iterators, are known */
+    db = fakedb_start(&(fakedb_options){.fake_clock = true, .fake_clock_start_ms = 1700000000000}, &err);
     if (!db)
         abort();
     static const char create[] =
@@ -57,7 +61,8 @@ static void setup(void)
         "\"AttributeType\":\"N\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
         "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"Gix\",\"KeySchema\":[{\"AttributeName\":"
         "\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}],"
-        "\"BillingMode\":\"PAY_PER_REQUEST\"}";
+        "\"BillingMode\":\"PAY_PER_REQUEST\",\"StreamSpecification\":{\"StreamEnabled\":true,"
+        "\"StreamViewType\":\"NEW_AND_OLD_IMAGES\"}}";
     handle("CreateTable", create, sizeof create - 1);
     static const char put[] =
         "{\"TableName\":\"Tab\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},"

@@ -27,6 +27,10 @@ static const struct {
     { "BatchWriteItem", fakedb__op_batch_write },
     { "TransactWriteItems", fakedb__op_transact_write },
     { "TransactGetItems", fakedb__op_transact_get },
+    { "ListStreams", fakedb__op_list_streams },
+    { "DescribeStream", fakedb__op_describe_stream },
+    { "GetShardIterator", fakedb__op_get_shard_iterator },
+    { "GetRecords", fakedb__op_get_records },
 };
 
 const char *fakedb__op_name(int op)
@@ -40,6 +44,11 @@ int fakedb__op_lookup(const char *name)
         if (!strcmp(k_ops[i].name, name))
             return i;
     return -1;
+}
+
+bool fakedb__op_is_streams(int op)
+{
+    return op >= FDB_OP_LIST_STREAMS && op <= FDB_OP_GET_RECORDS;
 }
 
 int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r)

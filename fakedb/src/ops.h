@@ -17,11 +17,14 @@ typedef enum fakedb__op {
     FDB_OP_LIST_TABLES, FDB_OP_UPDATE_TTL, FDB_OP_DESCRIBE_TTL, FDB_OP_GET_ITEM,
     FDB_OP_PUT_ITEM, FDB_OP_UPDATE_ITEM, FDB_OP_DELETE_ITEM, FDB_OP_QUERY, FDB_OP_SCAN,
     FDB_OP_BATCH_GET, FDB_OP_BATCH_WRITE, FDB_OP_TRANSACT_WRITE, FDB_OP_TRANSACT_GET,
+    FDB_OP_LIST_STREAMS, FDB_OP_DESCRIBE_STREAM, FDB_OP_GET_SHARD_ITERATOR, FDB_OP_GET_RECORDS,
     FDB_OP_COUNT
 } fakedb__op;
 
 const char *fakedb__op_name(int op);
 int fakedb__op_lookup(const char *name); /* -1 when unknown */
+/* Whether op belongs to DynamoDB Streams (target DynamoDBStreams_20120810), not DynamoDB. */
+bool fakedb__op_is_streams(int op);
 
 /* Whether a batch entry is to be left unprocessed: its table, the name of its
  * partition key and the attributes holding it. */
@@ -70,6 +73,11 @@ int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_transact_write(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_transact_get(fakedb__store *db, json_object *req, fakedb__reply *r);
+/* streams.c: DynamoDB Streams */
+int fakedb__op_list_streams(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_describe_stream(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_get_shard_iterator(fakedb__store *db, json_object *req, fakedb__reply *r);
+int fakedb__op_get_records(fakedb__store *db, json_object *req, fakedb__reply *r);
 
 /* items_ops.c: one prepared write (Put, Update, Delete or ConditionCheck), shared by
  * the single-item operations, BatchWriteItem and TransactWriteItems. */

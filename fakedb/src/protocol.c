@@ -383,8 +383,18 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
     if (check_auth(db, rq, rs))
         return -1;
     const char *target = rq->target;
-    static const char prefix[] = "DynamoDB_20120810.";
-    int op = target && !strncmp(target, prefix, sizeof prefix - 1) ? fakedb__op_lookup(target + sizeof prefix - 1) : -1;
+    static const char prefix[] = "DynamoDB_20120810.", streams_prefix[] = "DynamoDBStreams_20120810.";
+    int op = -1;
+    if (target && !strncmp(target, prefix, sizeof prefix - 1)) {
+        op = fakedb__op_lookup(target + sizeof prefix - 1);
+        if (op >= 0 && fakedb__op_is_streams(op))
+            op = -1;
+    } else if (target && !strncmp(target, streams_prefix, sizeof streams_prefix - 1)) {
+        /* DynamoDB Streams: its own target on the same endpoint */
+        op = fakedb__op_lookup(target + sizeof streams_prefix - 1);
+        if (op >= 0 && !fakedb__op_is_streams(op))
+            op = -1;
+    }
     if (op < 0) {
         fakedb__answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
         return op;

@@ -27,6 +27,8 @@ void fakedb__table_free(fakedb__table *t)
     free(t->pk);
     free(t->sk);
     free(t->ttl_attr);
+    free(t->stream_arn);
+    free(t->stream_label);
     json_object_put(t->spec);
     free(t);
 }

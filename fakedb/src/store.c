@@ -31,7 +31,16 @@ static const char *const k_schema =
     " isk BLOB NOT NULL, pk BLOB NOT NULL, sk BLOB NOT NULL,"
     " PRIMARY KEY(tid, iname, ipk, isk, pk, sk)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS fdb_tokens(token TEXT PRIMARY KEY, digest TEXT NOT NULL,"
-    " expires_ms INTEGER NOT NULL);";
+    " expires_ms INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS fdb_streams(id INTEGER PRIMARY KEY, arn TEXT UNIQUE NOT NULL,"
+    " tid INTEGER NOT NULL, table_name TEXT NOT NULL, label TEXT NOT NULL, view INTEGER NOT NULL,"
+    " key_schema TEXT NOT NULL, created_ms INTEGER NOT NULL, start_seq INTEGER NOT NULL,"
+    " end_seq INTEGER NOT NULL DEFAULT 0, disabled_ms INTEGER NOT NULL DEFAULT 0,"
+    " trim_seq INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS fdb_stream_records(sid INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " created_ms INTEGER NOT NULL, event TEXT NOT NULL, keys TEXT NOT NULL, new_image TEXT,"
+    " old_image TEXT, size INTEGER NOT NULL, by_ttl INTEGER NOT NULL,"
+    " PRIMARY KEY(sid, seq)) WITHOUT ROWID;";
 
 /* The stored key in columns 0 (partition) and 1 (sort) of a row. False when it does not
  * fit a key (a file written by something else). */
@@ -103,6 +112,26 @@ void fakedb__tx_rollback(fakedb__store *db)
         exec_simple(db, "ROLLBACK");
 }
 
+/* The table's latest stream (its ARN and label stay in DescribeTable once disabled). */
+static int load_stream(fakedb__store *db, fakedb__table *t)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT id, arn, label, view, end_seq FROM fdb_streams"
+                                        " WHERE tid = ?1 ORDER BY id DESC LIMIT 1");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    int rc = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        t->stream_id = sqlite3_column_int64(st, 0);
+        t->stream_arn = strdup((const char *)sqlite3_column_text(st, 1));
+        t->stream_label = strdup((const char *)sqlite3_column_text(st, 2));
+        t->stream_view = sqlite3_column_int64(st, 4) == 0 ? (int)sqlite3_column_int64(st, 3) : FDB_STREAM_NONE;
+        rc = t->stream_arn && t->stream_label ? 0 : -1;
+    }
+    sqlite3_reset(st);
+    return rc;
+}
+
 static int load_tables(fakedb__store *db)
 {
     sqlite3_stmt *st = fakedb__stmt(db, "SELECT id, name, spec, created_ms, ttl_attr FROM fdb_tables ORDER BY id");
@@ -134,7 +163,17 @@ static int load_tables(fakedb__store *db)
             t->size_bytes = sqlite3_column_int64(st, 1);
         }
         sqlite3_reset(st);
+        if (load_stream(db, t))
+            return -1;
     }
+    st = fakedb__stmt(db, "SELECT max(coalesce((SELECT max(seq) FROM fdb_stream_records), 0),"
+                          " coalesce((SELECT max(max(start_seq, end_seq)) FROM fdb_streams), 0))");
+    if (!st)
+        return -1;
+    db->stream_seq = 1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        db->stream_seq = sqlite3_column_int64(st, 0) + 1;
+    sqlite3_reset(st);
     return 0;
 }
 
@@ -294,6 +333,48 @@ static int64_t stored_size(fakedb__store *db, const fakedb__table *t, const fake
     return n;
 }
 
+static int bind_json(sqlite3_stmt *st, int col, json_object *o)
+{
+    if (!o)
+        return sqlite3_bind_null(st, col);
+    size_t len = 0;
+    const char *text = json_object_to_json_string_length(o, FDB_JSON_FLAGS, &len);
+    return text ? sqlite3_bind_text(st, col, text, (int)len, SQLITE_TRANSIENT) : SQLITE_NOMEM;
+}
+
+/* The stream record of a write to a table with an enabled stream, in the write's
+ * transaction (a write rolled back leaves none; records follow commit order). As
+ * DynamoDB Streams, a write that changes nothing (a put of the same item) has none. */
+static int stream_record(fakedb__store *db, fakedb__table *t, json_object *old_item, json_object *new_item)
+{
+    if (old_item && new_item && json_object_equal(old_item, new_item))
+        return 0;
+    int view = t->stream_view;
+    json_object *keys = fakedb__key_of(t, new_item ? new_item : old_item);
+    json_object *ni = view == FDB_STREAM_NEW_IMAGE || view == FDB_STREAM_NEW_AND_OLD_IMAGES ? new_item : NULL;
+    json_object *oi = view == FDB_STREAM_OLD_IMAGE || view == FDB_STREAM_NEW_AND_OLD_IMAGES ? old_item : NULL;
+    int64_t size = (int64_t)(fakedb__item_size(keys) + (ni ? fakedb__item_size(ni) : 0) +
+                             (oi ? fakedb__item_size(oi) : 0));
+    sqlite3_stmt *st = fakedb__stmt(db, "INSERT INTO fdb_stream_records(sid, seq, created_ms, event, keys,"
+                                        " new_image, old_image, size, by_ttl) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    int rc = -1;
+    if (st && keys) {
+        sqlite3_bind_int64(st, 1, t->stream_id);
+        sqlite3_bind_int64(st, 2, db->stream_seq++);
+        sqlite3_bind_int64(st, 3, fakedb__now_ms(db->clock));
+        sqlite3_bind_text(st, 4, !old_item ? "INSERT" : new_item ? "MODIFY" : "REMOVE", -1, SQLITE_STATIC);
+        if (bind_json(st, 5, keys) == SQLITE_OK && bind_json(st, 6, ni) == SQLITE_OK &&
+            bind_json(st, 7, oi) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 8, size);
+            sqlite3_bind_int(st, 9, db->ttl_deleting);
+            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+        }
+        sqlite3_reset(st);
+    }
+    json_object_put(keys);
+    return rc;
+}
+
 int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k, json_object *old_item,
                        json_object *new_item)
 {
@@ -320,6 +401,8 @@ int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k
         return -1;
     if (indexes_update(db, t, k, old_item, new_item))
         return -1;
+    if (t->stream_view && stream_record(db, t, old_item, new_item))
+        return -1;
     if (!old_item)
         t->item_count++;
     t->size_bytes += size - old_size;
@@ -343,6 +426,8 @@ int fakedb__item_remove(fakedb__store *db, fakedb__table *t, const fakedb__key *
     if (changed > 0) {
         t->item_count--;
         t->size_bytes -= old_size;
+        if (t->stream_view && old_item && stream_record(db, t, old_item, NULL))
+            return -1;
     }
     return old_item ? indexes_update(db, t, k, old_item, NULL) : 0;
 }
@@ -468,6 +553,8 @@ int fakedb__store_reset(fakedb__store *db)
     rc |= exec_simple(db, "DELETE FROM fdb_index");
     rc |= exec_simple(db, "DELETE FROM fdb_tables");
     rc |= exec_simple(db, "DELETE FROM fdb_tokens");
+    rc |= exec_simple(db, "DELETE FROM fdb_streams");
+    rc |= exec_simple(db, "DELETE FROM fdb_stream_records");
     fakedb__tables_clear(db);
     return rc ? -1 : 0;
 }

@@ -37,6 +37,8 @@ typedef struct fakedb__store {
     const char *db_path;        /* borrowed; NULL: in memory */
     bool log_requests;
     fakedb__clock *clock;       /* borrowed */
+    int64_t stream_seq;         /* the next sequence number of DynamoDB Streams */
+    bool ttl_deleting;          /* ttl.c is deleting: stream records say the service did */
 } fakedb__store;
 
 /* store.c (db->lock held) */
@@ -75,6 +77,51 @@ const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name
  * HASH and RANGE names of a KeySchema (NULL when absent). */
 char fakedb__spec_attr_type(json_object *defs, const char *name);
 void fakedb__spec_key_names(json_object *ks, const char **hash, const char **range);
+
+/* stream_store.c: DynamoDB Streams, one shard per stream (db->lock held). A committed
+ * write of a table with an enabled stream adds its record in store.c (fakedb__item_write,
+ * fakedb__item_remove), inside the write's transaction; sequence numbers come from
+ * db->stream_seq, which a stream's start and end (its shard's range) take one of too.
+ * Records and disabled streams are kept FDB_STREAM_RETENTION_MS on db->clock. */
+#define FDB_STREAM_RETENTION_MS (24LL * 3600 * 1000)
+typedef struct fakedb__stream {
+    int64_t id, tid;
+    int view;                   /* FDB_STREAM_* */
+    char arn[640], label[32], table[256], shard[64];
+    char *key_schema;           /* owned: the table's KeySchema as JSON */
+    int64_t created_ms, start_seq;
+    int64_t end_seq;            /* 0 while enabled: the shard is open */
+    int64_t disabled_ms;        /* 0 while enabled */
+    int64_t trim_seq;           /* records up to this one were trimmed */
+} fakedb__stream;
+
+typedef struct fakedb__stream_rec {
+    int64_t seq, created_ms, size;
+    const char *event;          /* INSERT, MODIFY, REMOVE */
+    const char *keys, *new_image, *old_image; /* JSON text; images NULL when not kept */
+    bool by_ttl;
+} fakedb__stream_rec;
+
+const char *fakedb__stream_view_name(int view);
+int fakedb__stream_view_parse(const char *s); /* FDB_STREAM_NONE when not a view type */
+/* Enables a stream of view `view` on t (a new ARN), or disables t's enabled stream (its
+ * shard closes; it stays readable until retention ends). In the caller's transaction. */
+int fakedb__stream_enable(fakedb__store *db, fakedb__table *t, int view);
+int fakedb__stream_disable(fakedb__store *db, fakedb__table *t);
+/* 1 with *out filled, 0 when no such stream, -1 on an error. */
+int fakedb__stream_get(fakedb__store *db, const char *arn, fakedb__stream *out);
+void fakedb__stream_clear(fakedb__stream *s);
+/* Up to `max` streams in creation order, of table `table` (NULL: any), after the stream
+ * `after_id` (0: from the first); *n set. Each must be cleared. */
+int fakedb__stream_list(fakedb__store *db, const char *table, int64_t after_id, size_t max,
+                        fakedb__stream *out, size_t *n);
+/* Calls fn for each record of stream `sid` from sequence number `from` on, in order, at
+ * most `limit`, until fn returns nonzero. */
+int fakedb__stream_records(fakedb__store *db, int64_t sid, int64_t from, int limit,
+                           int (*fn)(void *arg, const fakedb__stream_rec *rec), void *arg);
+/* Drops the records older than retention (a stream's trim_seq follows) and the streams
+ * disabled longer than retention; runs its own transaction. */
+int fakedb__streams_trim(fakedb__store *db, int64_t now_ms);
 
 /* ttl.c: deletes the items whose time to live is due on db->clock; takes db->lock. */
 int fakedb__ttl_sweep(fakedb__store *db);

@@ -18,6 +18,34 @@ static const char *strip_arn(const char *name)
     return name;
 }
 
+/* A StreamSpecification's shape: StreamEnabled (required) and StreamViewType (*view is
+ * FDB_STREAM_NONE when absent). */
+static int stream_spec(json_object *ss, bool *enabled, int *view, fakedb__reply *r)
+{
+    *enabled = false;
+    *view = FDB_STREAM_NONE;
+    if (!json_object_is_type(ss, json_type_object))
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    json_object *en = fakedb__json_get(ss, "StreamEnabled");
+    json_object *vt = fakedb__json_get(ss, "StreamViewType");
+    if (vt && !json_object_is_type(vt, json_type_string))
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
+    if (vt) {
+        *view = fakedb__stream_view_parse(json_object_get_string(vt));
+        if (!*view)
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]", json_object_get_string(vt));
+    }
+    if (!en)
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'streamSpecification.streamEnabled' failed to satisfy constraint: Member must not be null");
+    if (!json_object_is_type(en, json_type_boolean))
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "%s cannot be converted to Boolean",
+                                  json_object_is_type(en, json_type_string) ? "STRING_VALUE"
+                                  : json_object_is_type(en, json_type_int) || json_object_is_type(en, json_type_double) ? "NUMBER_VALUE"
+                                                                                                                       : "Value");
+    *enabled = json_object_get_boolean(en);
+    return 0;
+}
+
 int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r)
 {
     size_t n = strlen(name);
@@ -359,9 +387,16 @@ static json_object *describe(fakedb__store *db, fakedb__table *t, const char *st
         if (arr)
             json_object_object_add(d, g ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes", arr);
     }
-    json_object *ss = fakedb__json_get(spec, "StreamSpecification");
-    if (ss)
-        json_object_object_add(d, "StreamSpecification", fakedb__json_copy(ss));
+    if (t->stream_view) {
+        json_object *ss = json_object_new_object();
+        json_object_object_add(ss, "StreamEnabled", json_object_new_boolean(1));
+        json_object_object_add(ss, "StreamViewType", json_object_new_string(fakedb__stream_view_name(t->stream_view)));
+        json_object_object_add(d, "StreamSpecification", ss);
+    }
+    if (t->stream_arn) {  /* the latest stream, enabled or not */
+        json_object_object_add(d, "LatestStreamArn", json_object_new_string(t->stream_arn));
+        json_object_object_add(d, "LatestStreamLabel", json_object_new_string(t->stream_label));
+    }
     json_object *dp = fakedb__json_get(spec, "DeletionProtectionEnabled");
     json_object_object_add(d, "DeletionProtectionEnabled", json_object_new_boolean(dp && json_object_get_boolean(dp)));
     return d;
@@ -378,6 +413,11 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
         return NULL;
     }
     bool on_demand = billing && !strcmp(billing, "PAY_PER_REQUEST");
+    json_object *ss = fakedb__json_get(req, "StreamSpecification");
+    bool stream_on = false;
+    int view = FDB_STREAM_NONE;
+    if (ss && stream_spec(ss, &stream_on, &view, r))
+        return NULL;
     if (defs && !json_object_is_type(defs, json_type_array)) {
         fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
         return NULL;
@@ -398,6 +438,14 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
     json_object_put(used);
     if (bad)
         return NULL;
+    if (ss && stream_on && !view) {
+        fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Table is being created with a stream enabled, UpdateViewType is required");
+        return NULL;
+    }
+    if (ss && !stream_on && view) {
+        fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Table is being created with a stream disabled, UpdateViewType should not be specified");
+        return NULL;
+    }
     json_object *spec = json_object_new_object();
     json_object_object_add(spec, "AttributeDefinitions", fakedb__json_copy(defs));
     json_object_object_add(spec, "KeySchema", fakedb__json_copy(ks));
@@ -408,17 +456,14 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
         json_object_object_add(spec, "GlobalSecondaryIndexes", spec_indexes(g, on_demand));
     if (l)
         json_object_object_add(spec, "LocalSecondaryIndexes", spec_indexes(l, true));
-    json_object *ss = fakedb__json_get(req, "StreamSpecification");
-    if (ss)
-        json_object_object_add(spec, "StreamSpecification", fakedb__json_copy(ss));
     json_object *dp = fakedb__json_get(req, "DeletionProtectionEnabled");
     if (dp)
         json_object_object_add(spec, "DeletionProtectionEnabled", json_object_new_boolean(json_object_get_boolean(dp)));
     return spec;
 }
 
-static int create_locked(fakedb__store *db, const char *name, json_object *spec, fakedb__reply *r,
-                         fakedb__table **out)
+static int create_locked(fakedb__store *db, const char *name, json_object *spec, int stream_view,
+                         fakedb__reply *r, fakedb__table **out)
 {
     if (fakedb__table_find(db, name))
         return fakedb__reply_fail(r, FDB_E_IN_USE, "Table already exists: %s", name);
@@ -427,7 +472,8 @@ static int create_locked(fakedb__store *db, const char *name, json_object *spec,
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     t->id = db->next_table_id++;
     t->created_ms = fakedb__now_ms(db->clock);
-    if (fakedb__tx_begin(db) || fakedb__table_save(db, t) || fakedb__tx_commit(db)) {
+    if (fakedb__tx_begin(db) || fakedb__table_save(db, t) ||
+        (stream_view && fakedb__stream_enable(db, t, stream_view)) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
         fakedb__table_free(t);
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
@@ -450,7 +496,13 @@ int fakedb__op_create_table(fakedb__store *db, json_object *req, fakedb__reply *
         return -1;
     fakedb__table *t = NULL;
     pthread_mutex_lock(&db->lock);
-    int rc = create_locked(db, name, spec, r, &t);
+    /* valid by now (create_spec): the view of a stream asked for, or none */
+    bool stream_on = false;
+    int view = FDB_STREAM_NONE;
+    json_object *ss = fakedb__json_get(req, "StreamSpecification");
+    if (ss)
+        stream_spec(ss, &stream_on, &view, r);
+    int rc = create_locked(db, name, spec, stream_on ? view : FDB_STREAM_NONE, r, &t);
     if (rc == 0) {
         r->body = json_object_new_object();
         json_object_object_add(r->body, "TableDescription", describe(db, t, "ACTIVE"));
@@ -486,12 +538,18 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
         json_object *dp = fakedb__json_get(t->spec, "DeletionProtectionEnabled");
         if (dp && json_object_get_boolean(dp)) {
             rc = fakedb__reply_fail_validation(r, "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
-        } else if (fakedb__tx_begin(db) || fakedb__table_drop(db, t) || fakedb__tx_commit(db)) {
-            fakedb__tx_rollback(db);
-            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         } else {
+            /* described as it was (with its stream) before it goes */
+            json_object *d = describe(db, t, "DELETING");
+            if (fakedb__tx_begin(db) || fakedb__stream_disable(db, t) || fakedb__table_drop(db, t) ||
+                fakedb__tx_commit(db)) {
+                fakedb__tx_rollback(db);
+                json_object_put(d);
+                rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+                goto out;
+            }
             r->body = json_object_new_object();
-            json_object_object_add(r->body, "TableDescription", describe(db, t, "DELETING"));
+            json_object_object_add(r->body, "TableDescription", d);
             fakedb__table **pp = &db->tables;
             while (*pp != t)
                 pp = &(*pp)->next;
@@ -499,6 +557,7 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
             fakedb__table_free(t);
         }
     }
+out:
     pthread_mutex_unlock(&db->lock);
     return rc;
 }
@@ -609,7 +668,7 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
     json_object *ss = fakedb__json_get(req, "StreamSpecification");
     json_object *dp = fakedb__json_get(req, "DeletionProtectionEnabled");
     json_object *defs = fakedb__json_get(req, "AttributeDefinitions");
-    int rc = 0;
+    int rc = 0, stream_view = -1; /* -1: the stream is not changed */
     char *created = NULL, *deleted = NULL;
     if (!billing && !pt && !gu && !ss && !dp && !fakedb__json_get(req, "SSESpecification") &&
         !fakedb__json_get(req, "ReplicaUpdates") && !fakedb__json_get(req, "TableClass")) {
@@ -635,8 +694,28 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
     }
     if (on_demand)
         json_object_object_del(spec, "ProvisionedThroughput");
-    if (ss)
-        json_object_object_add(spec, "StreamSpecification", fakedb__json_copy(ss));
+    bool stream_on = false;
+    if (ss) {
+        int view;
+        if ((rc = stream_spec(ss, &stream_on, &view, r)))
+            goto out;
+        if (stream_on && !view)
+            rc = fakedb__reply_fail_validation(r, "One or more parameter values were invalid: If stream is being enabled then UpdateViewType is required");
+        else if (!stream_on && view)
+            rc = fakedb__reply_fail_validation(r, "One or more parameter values were invalid: If stream is being disabled, then UpdateViewType must not be specified");
+        else if (stream_on && t->stream_view)
+            rc = fakedb__reply_fail_validation(r, "Table already has an enabled stream: TableName: %s", t->name);
+        else if (!stream_on && !t->stream_view)
+            rc = fakedb__reply_fail_validation(r, "Table has no stream to disable: TableName: %s", t->name);
+        for (size_t i = 0; rc == 0 && gu && json_object_is_type(gu, json_type_array) && i < json_object_array_length(gu); i++) {
+            json_object *u = json_object_array_get_idx(gu, i);
+            if (fakedb__json_get(u, "Create") || fakedb__json_get(u, "Delete"))
+                rc = fakedb__reply_fail_validation(r, "One or more parameter values were invalid: You cannot create or delete index while changing stream status");
+        }
+        if (rc)
+            goto out;
+        stream_view = view;
+    }
     if (dp)
         json_object_object_add(spec, "DeletionProtectionEnabled", json_object_new_boolean(json_object_get_boolean(dp)));
     if (defs)
@@ -707,6 +786,8 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
     if (fakedb__tx_begin(db) ||
         (deleted && fakedb__index_drop(db, t, deleted)) ||
         (created && fakedb__index_fill(db, t, fakedb__index_find(t, created))) ||
+        (stream_view > 0 && fakedb__stream_enable(db, t, stream_view)) ||
+        (stream_view == 0 && fakedb__stream_disable(db, t)) ||
         fakedb__table_save(db, t) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
         rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");

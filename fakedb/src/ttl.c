@@ -1,7 +1,8 @@
 /* ttl.c: time to live. Items whose TTL attribute (a number of epoch seconds) is due on
  * the server's clock are deleted: on every fake clock move before it returns, and about
  * once a second with the system clock. As DynamoDB does, values more than five years in
- * the past are ignored. */
+ * the past are ignored. The same sweep trims DynamoDB Streams' records and disabled streams
+ * past their retention (stream_store.c). */
 #include "store.h"
 
 #include <stdlib.h>
@@ -43,8 +44,10 @@ static int sweep_table(fakedb__store *db, fakedb__table *t, int64_t now_s)
         n++;
     }
     sqlite3_reset(st);
+    db->ttl_deleting = true; /* their stream records name the service as the deleter */
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = fakedb__item_remove(db, t, &keys[i], items[i]);
+    db->ttl_deleting = false;
     for (size_t i = 0; i < n; i++)
         json_object_put(items[i]);
     free(keys);
@@ -73,6 +76,7 @@ int fakedb__ttl_sweep(fakedb__store *db)
                 break;
         }
     }
+    fakedb__streams_trim(db, fakedb__now_ms(db->clock));
     pthread_mutex_unlock(&db->lock);
     return total;
 }

@@ -37,6 +37,8 @@
 #define FDB_E_IDEMPOTENT FDB_NS_DDB "IdempotentParameterMismatchException"
 #define FDB_E_INTERNAL FDB_NS_DDB "InternalServerError"
 #define FDB_E_LIMIT FDB_NS_DDB "LimitExceededException"
+#define FDB_E_EXPIRED_ITERATOR FDB_NS_DDB "ExpiredIteratorException"
+#define FDB_E_TRIMMED FDB_NS_DDB "TrimmedDataAccessException"
 
 /* error.c: an error as data, DynamoDB's __type and message. The layers below the
  * dispatcher fill one; the dispatcher renders it (400, or 500 for InternalServerError). */
@@ -55,6 +57,10 @@ int fakedb__error_vset(fakedb__error *e, const char *type, const char *fmt, va_l
     __attribute__((format(printf, 3, 0)));
 /* The HTTP status DynamoDB answers an error with: 500 for InternalServerError, else 400. */
 int fakedb__error_status(const fakedb__error *e);
+
+/* A stream's view type (StreamViewType); 0 means no enabled stream. */
+enum { FDB_STREAM_NONE, FDB_STREAM_KEYS_ONLY, FDB_STREAM_NEW_IMAGE, FDB_STREAM_OLD_IMAGE,
+       FDB_STREAM_NEW_AND_OLD_IMAGES };
 
 /* A primary key (or index key) encoded so that memcmp order is DynamoDB's order. */
 typedef struct fakedb__key {
@@ -85,6 +91,9 @@ typedef struct fakedb__table {
     fakedb__index *idx;
     size_t n_idx;
     char *ttl_attr;             /* NULL when TTL is off */
+    int stream_view;            /* FDB_STREAM_*: the enabled stream's view, 0 when none */
+    int64_t stream_id;          /* the latest stream (enabled or not), 0 when none */
+    char *stream_arn, *stream_label; /* the latest stream's, NULL when none */
     int64_t created_ms;
     int64_t item_count, size_bytes;
     struct fakedb__table *next;

@@ -20,6 +20,7 @@
 #define DDB__LOCK_ATTR_FENCE "fence"
 #define DDB__LOCK_ATTR_LEASE_MS "leaseMs"
 #define DDB__LOCK_ATTR_HOLDER "holder"
+#define DDB__LOCK_ATTR_VALUE "value"
 /* The value of _type, the prefix of the partition key, and the sort key. */
 #define DDB__LOCK_TYPE_VALUE "LOCK"
 #define DDB__LOCK_PK_PREFIX "LOCK#"
@@ -51,6 +52,7 @@ typedef struct ddb__lock_item {
     char *owner;        /* NULL when free */
     char *rvn;
     char *holder;       /* NULL when none */
+    char *value;        /* NULL when none */
     int64_t lease_ms;   /* 0 when free */
     int64_t fence;      /* 0 when none */
 } ddb__lock_item;
@@ -59,6 +61,9 @@ typedef struct ddb__lock_item {
 int ddb__lock_item_parse(const ddb_lock_table *locks, const char *name,
                                  const ddb_item *item, ddb__lock_item *out, ddb_error *err);
 void ddb__lock_item_cleanup(ddb__lock_item *li);
+/* A read item (NULL: none) as the public state, with unchanged_ms 0. */
+int dl_state_of(const ddb_lock_table *locks, const char *name, const ddb_item *item,
+                ddb_lock_state *out, ddb_error *err);
 
 /* ------------------------------------------------------ between the modules */
 
@@ -78,10 +83,12 @@ struct ddb_lock_table {
     char *holder_label;        /* NULL when none */
     char *ttl_attribute;       /* NULL when none */
     char *list_index;          /* NULL when none: lists scan */
+    char *lease_value;         /* NULL when none */
     int64_t ttl_retention_ms;
 
     pthread_mutex_t mu;        /* guards what follows */
     dl_seen *seen;             /* holders seen: name -> (owner, rvn, first seen) */
+    dl_seen *read_seen;        /* the same for reads (never used by a takeover) */
     struct ddb_lease *leases;  /* leases held, a list (for ddb_lock_table_free) */
     dl_refusal_hook *hooks;
     long next_hook_id;
@@ -105,6 +112,7 @@ struct ddb_lease {
 
     pthread_mutex_t mu;        /* guards the state below */
     char rvn[DDB__LOCK_ID_LEN + 1];
+    char *value;               /* written with each renewal; NULL none */
     int64_t expiry_ns;         /* mono: last successful renewal's send + lease */
     int64_t last_sent_ns;      /* mono: send of the last successful write */
     int64_t retry_delay_ms;    /* the heartbeat's next wait after a failure, 0 = none */
@@ -150,6 +158,11 @@ int dl_seen_put(ddb_lock_table *locks, const char *name, const ddb__lock_item *l
 /* The key of lock `name` in `table`. */
 ddb_item *dl_lock_key_table(ddb_table *table, const char *name, ddb_error *err);
 void dl_seen_forget(ddb_lock_table *locks, const char *name);
+/* How long this lock table has seen the record version of li unchanged, by its reads
+ * (recorded, when `record`) and its acquires (never changed here): 0 when free or first
+ * seen now. */
+int64_t dl_seen_unchanged_ms(ddb_lock_table *locks, const char *name, const ddb__lock_item *li,
+                             int64_t now_ns, bool record);
 void dl_seen_entry_cleanup(dl_seen_entry *e);
 void dl_refused(ddb_lock_table *locks, const char *name);
 void dl_table_add_lease(ddb_lock_table *locks, ddb_lease *lease);
@@ -242,6 +255,8 @@ int dl_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms, ddb_ca
 int dl_lease_ms_check(int64_t lease_ms, ddb_error *err);
 /* locktable.c: a holder label, 1..DDB_HOLDER_LABEL_MAX characters of printable UTF-8. */
 int dl_label_check(const char *label, ddb_error *err);
+/* A lease value: 1..DDB_LEASE_VALUE_MAX_BYTES bytes of valid UTF-8. */
+int dl_value_check(const char *value, ddb_error *err);
 
 #define DL_NS_PER_MS 1000000LL
 

@@ -19,8 +19,11 @@ ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
         return NULL;
     lease->name = strdup(name);
     lease->ended = ddb_cancel_new();
-    if (!lease->name || !lease->ended) {
+    /* The value the acquire wrote. */
+    lease->value = l->lease_value ? strdup(l->lease_value) : NULL;
+    if (!lease->name || !lease->ended || (l->lease_value && !lease->value)) {
         free(lease->name);
+        free(lease->value);
         ddb_cancel_unref(lease->ended);
         free(lease);
         return NULL;
@@ -60,10 +63,29 @@ void ddb_lease_unref(ddb_lease *lease)
     pthread_cond_destroy(&lease->idle);
     pthread_mutex_destroy(&lease->mu);
     free(lease->name);
+    free(lease->value);
     free(lease);
 }
 
 /* ------------------------------------------------------------- accessors */
+
+int ddb_lease_set_value(ddb_lease *lease, const char *value, ddb_error *err)
+{
+    ddb_error_clear(err);
+    if (!lease)
+        return ddb__fail(err, DDB_EINVAL, "The lease is NULL.");
+    if (value && dl_value_check(value, err) != 0)
+        return DDB_EINVAL;
+    char *copy = value ? strdup(value) : NULL;
+    if (value && !copy)
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    pthread_mutex_lock(&lease->mu);
+    char *old = lease->value;
+    lease->value = copy;
+    pthread_mutex_unlock(&lease->mu);
+    free(old);
+    return 0;
+}
 
 ddb_cancel *ddb_lease_ended(ddb_lease *lease)
 {

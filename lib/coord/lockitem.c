@@ -20,6 +20,7 @@ void ddb__lock_item_cleanup(ddb__lock_item *li)
     free(li->owner);
     free(li->rvn);
     free(li->holder);
+    free(li->value);
     memset(li, 0, sizeof *li);
 }
 
@@ -58,13 +59,24 @@ int ddb__lock_item_parse(const ddb_lock_table *l, const char *name, const ddb_it
         return not_a_lock(l, name, "it has no lease duration leaseMs", err);
     if (lease_ms < 1 || lease_ms > DDB_LEASE_MAX_MS)
         return not_a_lock(l, name, "its lease duration leaseMs is out of range", err);
+    if (strlen(o) > DDB_LOCK_ID_MAX_BYTES || strlen(rvn) > DDB_LOCK_ID_MAX_BYTES)
+        return not_a_lock(l, name, "its owner or record version is longer than 128 bytes",
+                          err);
+    const char *value = NULL;
+    if (ddb_item_get(item, DDB__LOCK_ATTR_VALUE)) {
+        value = ddb_item_get_s(item, DDB__LOCK_ATTR_VALUE);
+        if (!value || strlen(value) > DDB_LEASE_VALUE_MAX_BYTES)
+            return not_a_lock(l, name, "its value is not a string of at most 1024 bytes",
+                              err);
+    }
     const char *holder = ddb_item_get_s(item, DDB__LOCK_ATTR_HOLDER);
     out->held = true;
     out->lease_ms = lease_ms;
     out->owner = strdup(o);
     out->rvn = strdup(rvn);
     out->holder = holder ? strdup(holder) : NULL;
-    if (!out->owner || !out->rvn || (holder && !out->holder)) {
+    out->value = value ? strdup(value) : NULL;
+    if (!out->owner || !out->rvn || (holder && !out->holder) || (value && !out->value)) {
         ddb__lock_item_cleanup(out);
         return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     }
@@ -93,10 +105,10 @@ int dl_key_rule(const ddb_lock_table *l, const char *name, int rc, ddb_error *er
                      name, ddb_table_name(t), keys);
 }
 
-/* A parsed item as the public state. A label longer than a holder label can be is
- * refused rather than cut. */
+/* A parsed item as the public state, seen unchanged for unchanged_ms. A label longer
+ * than a holder label can be is refused rather than cut. */
 static int item_to_state(const ddb_lock_table *l, const char *name, const ddb__lock_item *li,
-                         ddb_lock_state *out, ddb_error *err)
+                         int64_t unchanged_ms, ddb_lock_state *out, ddb_error *err)
 {
     memset(out, 0, sizeof *out);
     if (li->holder) {
@@ -118,7 +130,28 @@ static int item_to_state(const ddb_lock_table *l, const char *name, const ddb__l
     out->is_held = li->held;
     out->lease_ms = li->held ? li->lease_ms : 0;
     out->fencing_token = li->fence;
+    if (li->held) {
+        /* Lengths were checked by the parse. */
+        snprintf(out->owner, sizeof out->owner, "%s", li->owner);
+        snprintf(out->record_version, sizeof out->record_version, "%s", li->rvn);
+        out->unchanged_ms = unchanged_ms;
+        if (li->value) {
+            out->has_value = true;
+            snprintf(out->value, sizeof out->value, "%s", li->value);
+        }
+    }
     return 0;
+}
+
+int dl_state_of(const ddb_lock_table *l, const char *name, const ddb_item *item,
+                ddb_lock_state *out, ddb_error *err)
+{
+    ddb__lock_item li;
+    int rc = ddb__lock_item_parse(l, name, item, &li, err);
+    if (rc == 0)
+        rc = item_to_state(l, name, &li, 0, out, err);
+    ddb__lock_item_cleanup(&li);
+    return rc;
 }
 
 int ddb_lock_table_get_state(ddb_lock_table *l, const char *name, ddb_lock_state *out,
@@ -132,11 +165,13 @@ int ddb_lock_table_get_state(ddb_lock_table *l, const char *name, ddb_lock_state
     int rc = dl_item_read(l, name, cancel, &item, err);
     if (rc != 0)
         return rc;
+    int64_t now = ddb_clock_mono_ns(l->clock);
     ddb__lock_item li;
     rc = ddb__lock_item_parse(l, name, item, &li, err);
     ddb_item_free(item);
     if (rc == 0)
-        rc = item_to_state(l, name, &li, out, err);
+        rc = item_to_state(l, name, &li, dl_seen_unchanged_ms(l, name, &li, now, true), out,
+                           err);
     ddb__lock_item_cleanup(&li);
     return rc;
 }
@@ -252,7 +287,11 @@ int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *o
         ddb__lock_item li;
         int rc = ddb__lock_item_parse(list->locks, list->name, item, &li, err);
         if (rc == 0)
-            rc = item_to_state(list->locks, list->name, &li, out, err);
+            rc = item_to_state(list->locks, list->name, &li,
+                               dl_seen_unchanged_ms(list->locks, list->name, &li,
+                                                    ddb_clock_mono_ns(list->locks->clock),
+                                                    false),
+                               out, err);
         ddb__lock_item_cleanup(&li);
         if (rc != 0)
             return rc;
@@ -335,8 +374,8 @@ static void req_ttl(req *r, const ddb_lock_table *l, bool first_in_set)
 /* The write of a new holder, as an acquire makes it: owner, rvn, lease, type and label
  * (or none: an acquire without a label removes the one before), the time to live, and
  * the fencing token up by one. */
-static void build_hold(req *r, const ddb_lock_table *l, const char *label, const char *owner,
-                       const char *record_version, int64_t lease_ms)
+static void build_hold(req *r, const ddb_lock_table *l, const char *label, const char *value,
+                       const char *owner, const char *record_version, int64_t lease_ms)
 {
     req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
     req_name(r, "#r", DDB__LOCK_ATTR_RVN);
@@ -350,24 +389,34 @@ static void build_hold(req *r, const ddb_lock_table *l, const char *label, const
     req_s(r, ":t", DDB__LOCK_TYPE_VALUE);
     req_i64(r, ":one", 1);
     req_append(r, "SET #o = :o, #r = :r, #l = :l, #t = :t");
+    req_name(r, "#v", DDB__LOCK_ATTR_VALUE);
     if (label) {
         req_s(r, ":h", label);
         req_append(r, ", #h = :h");
     }
+    if (value) {
+        req_s(r, ":v", value);
+        req_append(r, ", #v = :v");
+    }
     req_ttl(r, l, false);
     req_append(r, " ADD #f :one");
-    if (!label)
+    if (!label && !value)
+        req_append(r, " REMOVE #h, #v");
+    else if (!label)
         req_append(r, " REMOVE #h");
+    else if (!value)
+        req_append(r, " REMOVE #v");
 }
 
-/* The write of a release: owner, lease and label removed, the time to live renewed. The
- * fence stays, so the token never goes back while the item lives. */
+/* The write of a release: owner, lease, label and value removed, the time to live
+ * renewed. The fence stays, so the token never goes back while the item lives. */
 static void build_unhold(req *r, const ddb_lock_table *l)
 {
     req_name(r, "#o", DDB__LOCK_ATTR_OWNER);
     req_name(r, "#l", DDB__LOCK_ATTR_LEASE_MS);
     req_name(r, "#h", DDB__LOCK_ATTR_HOLDER);
-    req_append(r, "REMOVE #o, #l, #h");
+    req_name(r, "#v", DDB__LOCK_ATTR_VALUE);
+    req_append(r, "REMOVE #o, #l, #h, #v");
     if (l->ttl_attribute) {
         req_append(r, " ");
         req_ttl(r, l, true);
@@ -387,7 +436,7 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
         ddb_item_free(key);
         return DDB_ENOMEM;
     }
-    build_hold(&r, l, l->holder_label, owner, rvn, lease_ms);
+    build_hold(&r, l, l->holder_label, l->lease_value, owner, rvn, lease_ms);
     const char *condition = "attribute_not_exists(#o)";
     if (seen && seen->owner && seen->rvn) {
         condition = "attribute_not_exists(#o) OR (#o = :so AND #r = :sr)";
@@ -454,7 +503,7 @@ int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
     char owner[DDB__LOCK_ID_LEN + 1], rvn[DDB__LOCK_ID_LEN + 1];
     ddb__lock_new_id(owner);
     ddb__lock_new_id(rvn);
-    build_hold(&r, l, holder_label, owner, rvn, lease_ms);
+    build_hold(&r, l, holder_label, NULL, owner, rvn, lease_ms);
     if (r.failed) {
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
     } else {
@@ -667,7 +716,18 @@ static int build_renew(ddb_lease *lease, const char *rvn, ddb_lock_table **lp, d
         req_s(r, ":h", l->holder_label);
         req_append(r, ", #h = :h");
     }
+    /* The lease's value as it is now: ddb_lease_set_value may change it at any time. */
+    req_name(r, "#v", DDB__LOCK_ATTR_VALUE);
+    pthread_mutex_lock(&lease->mu);
+    bool has_value = lease->value != NULL;
+    if (has_value)
+        req_s(r, ":v", lease->value);
+    pthread_mutex_unlock(&lease->mu);
+    if (has_value)
+        req_append(r, ", #v = :v");
     req_ttl(r, l, false);
+    if (!has_value)
+        req_append(r, " REMOVE #v");
     if (r->failed) {
         ddb_item_free(r->values);
         ddb_item_free(*key);

@@ -105,11 +105,24 @@ int dl_label_check(const char *label, ddb_error *err)
     return 0;
 }
 
+int dl_value_check(const char *value, ddb_error *err)
+{
+    size_t len = strlen(value);
+    if (len < 1 || len > DDB_LEASE_VALUE_MAX_BYTES)
+        return ddb__fail(err, DDB_EINVAL,
+                         "The lease value has %zu bytes; it must have from 1 to %d.", len,
+                         DDB_LEASE_VALUE_MAX_BYTES);
+    if (!dl__utf8_valid(value, len))
+        return ddb__fail(err, DDB_EINVAL, "The lease value is not valid UTF-8.");
+    return 0;
+}
+
 static bool is_lock_attribute(const char *a)
 {
     static const char *const attrs[] = {DDB__LOCK_ATTR_TYPE,  DDB__LOCK_ATTR_OWNER,
                                         DDB__LOCK_ATTR_RVN,   DDB__LOCK_ATTR_FENCE,
-                                        DDB__LOCK_ATTR_LEASE_MS, DDB__LOCK_ATTR_HOLDER};
+                                        DDB__LOCK_ATTR_LEASE_MS, DDB__LOCK_ATTR_HOLDER,
+                                        DDB__LOCK_ATTR_VALUE};
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
         if (strcmp(a, attrs[i]) == 0)
             return true;
@@ -142,6 +155,8 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
         return NULL;
     }
     if (o->holder_label && dl_label_check(o->holder_label, err) != 0)
+        return NULL;
+    if (o->lease_value && dl_value_check(o->lease_value, err) != 0)
         return NULL;
     int64_t retention = o->ttl_retention_ms ? o->ttl_retention_ms
                                             : DDB_LOCK_TTL_RETENTION_DEFAULT_MS;
@@ -197,7 +212,8 @@ ddb_lock_table *ddb_lock_table_new(ddb_table *table, const ddb_lock_table_option
     pthread_cond_init(&l->hooks_idle, NULL);
     if ((o->holder_label && !(l->holder_label = strdup(o->holder_label))) ||
         (o->ttl_attribute && !(l->ttl_attribute = strdup(o->ttl_attribute))) ||
-        (o->list_index && !(l->list_index = strdup(o->list_index)))) {
+        (o->list_index && !(l->list_index = strdup(o->list_index))) ||
+        (o->lease_value && !(l->lease_value = strdup(o->lease_value)))) {
         ddb__fail(err, DDB_ENOMEM, "Out of memory.");
         ddb_lock_table_free(l);
         return NULL;
@@ -223,6 +239,7 @@ void ddb_lock_table_free(ddb_lock_table *l)
         ddb_lease_unref(lease);
     }
     seen_free(l->seen);
+    seen_free(l->read_seen);
     for (dl_refusal_hook *h = l->hooks, *next; h; h = next) {
         next = h->next;
         free(h);
@@ -232,6 +249,7 @@ void ddb_lock_table_free(ddb_lock_table *l)
     free(l->holder_label);
     free(l->ttl_attribute);
     free(l->list_index);
+    free(l->lease_value);
     free(l);
 }
 
@@ -426,70 +444,113 @@ bool dl_seen_get(ddb_lock_table *l, const char *name, dl_seen_entry *out)
     return found;
 }
 
-int dl_seen_put(ddb_lock_table *l, const char *name, const ddb__lock_item *li, int64_t now_ns,
-                dl_seen_entry *out)
+/* Records (owner, rvn) of li for `name` in *sp (made when NULL): keeps the first-seen
+ * time of the same record version, else starts it at now_ns. The node, or NULL when out
+ * of memory. Under the lock table's mutex. */
+static seen_node *seen_put_locked(dl_seen **sp, const char *name, const ddb__lock_item *li,
+                                  int64_t now_ns)
 {
-    int rc = 0;
-    pthread_mutex_lock(&l->mu);
-    if (!l->seen && !(l->seen = calloc(1, sizeof *l->seen))) {
-        rc = DDB_ENOMEM;
-        goto done;
-    }
-    if (l->seen->count + 1 > l->seen->n_buckets && seen_grow(l->seen) != 0) {
-        rc = DDB_ENOMEM;
-        goto done;
-    }
-    seen_node **slot = seen_slot(l->seen, name);
+    if (!*sp && !(*sp = calloc(1, sizeof **sp)))
+        return NULL;
+    dl_seen *s = *sp;
+    if (s->count + 1 > s->n_buckets && seen_grow(s) != 0)
+        return NULL;
+    seen_node **slot = seen_slot(s, name);
     seen_node *n = *slot;
     if (n && n->e.owner && n->e.rvn && strcmp(n->e.owner, li->owner) == 0 &&
         strcmp(n->e.rvn, li->rvn) == 0) {
         /* The same record version: the wait that a takeover needs goes on. */
         n->e.lease_ms = li->lease_ms;
-    } else {
-        dl_seen_entry e = {.lease_ms = li->lease_ms, .first_seen_ns = now_ns};
-        e.owner = strdup(li->owner);
-        e.rvn = strdup(li->rvn);
-        e.holder = li->holder ? strdup(li->holder) : NULL;
-        if (!e.owner || !e.rvn || (li->holder && !e.holder)) {
-            dl_seen_entry_cleanup(&e);
-            rc = DDB_ENOMEM;
-            goto done;
-        }
-        if (!n) {
-            n = calloc(1, sizeof *n);
-            if (!n || !(n->name = strdup(name))) {
-                free(n);
-                dl_seen_entry_cleanup(&e);
-                rc = DDB_ENOMEM;
-                goto done;
-            }
-            *slot = n;
-            l->seen->count++;
-        }
-        dl_seen_entry_cleanup(&n->e);
-        n->e = e;
+        return n;
     }
-    if (out)
+    dl_seen_entry e = {.lease_ms = li->lease_ms, .first_seen_ns = now_ns};
+    e.owner = strdup(li->owner);
+    e.rvn = strdup(li->rvn);
+    e.holder = li->holder ? strdup(li->holder) : NULL;
+    if (!e.owner || !e.rvn || (li->holder && !e.holder)) {
+        dl_seen_entry_cleanup(&e);
+        return NULL;
+    }
+    if (!n) {
+        n = calloc(1, sizeof *n);
+        if (!n || !(n->name = strdup(name))) {
+            free(n);
+            dl_seen_entry_cleanup(&e);
+            return NULL;
+        }
+        *slot = n;
+        s->count++;
+    }
+    dl_seen_entry_cleanup(&n->e);
+    n->e = e;
+    return n;
+}
+
+int dl_seen_put(ddb_lock_table *l, const char *name, const ddb__lock_item *li, int64_t now_ns,
+                dl_seen_entry *out)
+{
+    pthread_mutex_lock(&l->mu);
+    seen_node *n = seen_put_locked(&l->seen, name, li, now_ns);
+    int rc = n ? 0 : DDB_ENOMEM;
+    if (n && out)
         rc = entry_copy(out, &n->e);
-done:
     pthread_mutex_unlock(&l->mu);
     return rc;
+}
+
+/* The node of `name` in s when it holds li's record version, else NULL. */
+static seen_node *seen_match(dl_seen *s, const char *name, const ddb__lock_item *li)
+{
+    if (!s || !s->n_buckets)
+        return NULL;
+    seen_node *n = *seen_slot(s, name);
+    if (n && n->e.owner && n->e.rvn && strcmp(n->e.owner, li->owner) == 0 &&
+        strcmp(n->e.rvn, li->rvn) == 0)
+        return n;
+    return NULL;
+}
+
+static void seen_remove(dl_seen *s, const char *name)
+{
+    if (!s || !s->n_buckets)
+        return;
+    seen_node **slot = seen_slot(s, name);
+    seen_node *n = *slot;
+    if (n) {
+        *slot = n->next;
+        dl_seen_entry_cleanup(&n->e);
+        free(n->name);
+        free(n);
+        s->count--;
+    }
+}
+
+int64_t dl_seen_unchanged_ms(ddb_lock_table *l, const char *name, const ddb__lock_item *li,
+                             int64_t now_ns, bool record)
+{
+    pthread_mutex_lock(&l->mu);
+    int64_t first = now_ns;
+    if (!li->held) {
+        if (record)
+            seen_remove(l->read_seen, name);
+    } else {
+        /* Out of memory only loses the memory of reads: the answer is then "first seen". */
+        seen_node *r = record ? seen_put_locked(&l->read_seen, name, li, now_ns)
+                              : seen_match(l->read_seen, name, li);
+        seen_node *a = seen_match(l->seen, name, li);
+        if (r && r->e.first_seen_ns < first)
+            first = r->e.first_seen_ns;
+        if (a && a->e.first_seen_ns < first)
+            first = a->e.first_seen_ns;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return (now_ns - first) / DL_NS_PER_MS;
 }
 
 void dl_seen_forget(ddb_lock_table *l, const char *name)
 {
     pthread_mutex_lock(&l->mu);
-    if (l->seen && l->seen->n_buckets) {
-        seen_node **slot = seen_slot(l->seen, name);
-        seen_node *n = *slot;
-        if (n) {
-            *slot = n->next;
-            dl_seen_entry_cleanup(&n->e);
-            free(n->name);
-            free(n);
-            l->seen->count--;
-        }
-    }
+    seen_remove(l->seen, name);
     pthread_mutex_unlock(&l->mu);
 }
 

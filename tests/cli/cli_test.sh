@@ -141,6 +141,8 @@ lines() { [ -f "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
 C=(--clock server --table cli)
 
 state_json() { "$DL" state "${C[@]}" --json "$@"; }
+# The random ids of a holder (owner id, record version) as O and R, for comparing JSON.
+stable() { sed -E 's/"owner":"[0-9a-z]+"/"owner":"O"/g; s/"record_version":"[0-9a-z]+"/"record_version":"R"/g'; }
 holder_of() { state_json "$1" | sed -n 's/.*"holder":"\([^"]*\)".*/\1/p'; }
 token_of() { state_json "$1" | sed -n 's/.*"fencing_token":\([0-9]*\).*/\1/p'; }
 held() { state_json "$1" | grep -q '"held":true'; }
@@ -550,7 +552,7 @@ t_state_list_simulate() {
     "$DL" table create listing --exist-ok >/dev/null
     local L=(--clock server --table listing)
     capture "$DL" list "${L[@]}"
-    expect_eq "empty list" "NAME  HOLDER   TOKEN   LEASE  HELD" "$out"
+    expect_eq "empty list" "NAME  HOLDER   TOKEN   LEASE  HELD  VALUE" "$out"
     capture "$DL" simulate "${L[@]}" --json --label ghost --lease 1m holder beta
     expect_eq "simulate holder" '{"name":"beta","action":"holder","holder":"ghost","fencing_token":1}' "$out"
     "$DL" simulate "${L[@]}" holder alpha >/dev/null
@@ -558,16 +560,16 @@ t_state_list_simulate() {
     capture "$DL" list "${L[@]}"
     expect_eq "list status" 0 "$st"
     expect_eq "list rows" "3" "$(printf '%s\n' "$out" | wc -l)"
-    expect_match "list header" "^NAME +HOLDER +TOKEN +LEASE +HELD$" "$(printf '%s\n' "$out" | sed -n 1p)"
-    expect_match "released row" "^alpha +- +1 +- +no$" "$(printf '%s\n' "$out" | sed -n 2p)"
-    expect_match "held row" "^beta +ghost +1 +1m +yes$" "$(printf '%s\n' "$out" | sed -n 3p)"
+    expect_match "list header" "^NAME +HOLDER +TOKEN +LEASE +HELD +VALUE$" "$(printf '%s\n' "$out" | sed -n 1p)"
+    expect_match "released row" "^alpha +- +1 +- +no +-$" "$(printf '%s\n' "$out" | sed -n 2p)"
+    expect_match "held row" "^beta +ghost +1 +1m +yes +-$" "$(printf '%s\n' "$out" | sed -n 3p)"
     capture "$DL" list "${L[@]}" --json
-    expect_eq "list --json" '[{"name":"alpha","held":false,"holder":null,"fencing_token":1,"lease_ms":0},{"name":"beta","held":true,"holder":"ghost","fencing_token":1,"lease_ms":60000}]' "$out"
+    expect_eq "list --json" '[{"name":"alpha","held":false,"holder":null,"owner":null,"fencing_token":1,"lease_ms":0,"value":null},{"name":"beta","held":true,"holder":"ghost","owner":"O","fencing_token":1,"lease_ms":60000,"value":null}]' "$(printf '%s' "$out" | stable)"
     capture "$DL" state "${L[@]}" beta
     expect_match "state text" "holder +ghost" "$out"
     "$DL" simulate "${L[@]}" delete beta >/dev/null
     capture "$DL" state "${L[@]}" --json beta
-    expect_eq "state of a deleted lock" '{"name":"beta","table":"listing","exists":false,"held":false,"holder":null,"fencing_token":0,"lease_ms":0}' "$out"
+    expect_eq "state of a deleted lock" '{"name":"beta","table":"listing","exists":false,"held":false,"holder":null,"owner":null,"record_version":null,"fencing_token":0,"lease_ms":0,"value":null,"unchanged_ms":0}' "$out"
 }
 
 # release --if-token: an operator hands back a stuck holder's lock, on condition that it
@@ -588,7 +590,7 @@ t_release_and_safe_output() {
     expect_eq "release status" 0 "$st"
     expect_eq "release --json" '{"name":"job","table":"handback","if_token":1,"owner":null,"released":true}' "$out"
     capture "$DL" state "${L[@]}" --json job
-    expect_eq "released: free, token kept" '{"name":"job","table":"handback","exists":true,"held":false,"holder":null,"fencing_token":1,"lease_ms":0}' "$out"
+    expect_eq "released: free, token kept" '{"name":"job","table":"handback","exists":true,"held":false,"holder":null,"owner":null,"record_version":null,"fencing_token":1,"lease_ms":0,"value":null,"unchanged_ms":0}' "$out"
     capture "$DL" release "${L[@]}" job --if-token "$shown"
     expect_eq "release of a free lock" 77 "$st"
     capture "$DL" run "${L[@]}" --wait 0 job -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN"'
@@ -605,7 +607,7 @@ t_release_and_safe_output() {
     expect_eq "release by another owner" 77 "$st"
     expect_eq "release --json refused" '{"name":"job","table":"handback","if_token":4,"owner":"not-the-owner","released":false}' "$out"
     capture "$DL" state "${L[@]}" --json job
-    expect_eq "the new holder is intact" '{"name":"job","table":"handback","exists":true,"held":true,"holder":"new","fencing_token":4,"lease_ms":30000}' "$out"
+    expect_eq "the new holder is intact" '{"name":"job","table":"handback","exists":true,"held":true,"holder":"new","owner":"O","record_version":"R","fencing_token":4,"lease_ms":30000,"value":null,"unchanged_ms":0}' "$(printf '%s' "$out" | stable)"
 
     # Bad arguments: 64, before any request (the endpoint answers nothing).
     local N=(--table handback --endpoint http://127.0.0.1:9)
@@ -624,13 +626,13 @@ t_release_and_safe_output() {
     local esc=$'\033' csi=$'\302\233'
     capture "$DL" state "${L[@]}" evil
     expect_eq "state status" 0 "$st"
-    expect_eq "state lines" 6 "$(printf '%s\n' "$out" | wc -l)"
-    expect_eq "state holder escaped" 'holder   x\x1b[31mred\x0alock  fake\xc2\x9b2J€' "$(printf '%s\n' "$out" | sed -n 4p)"
+    expect_eq "state lines" 9 "$(printf '%s\n' "$out" | wc -l)"
+    expect_eq "state holder escaped" 'holder     x\x1b[31mred\x0alock  fake\xc2\x9b2J€' "$(printf '%s\n' "$out" | sed -n 5p)"
     case "$out" in *"$esc"* | *"$csi"*) fail "state printed a control character" ;; esac
     capture "$DL" list "${L[@]}"
     expect_eq "list status" 0 "$st"
     expect_eq "list lines" 3 "$(printf '%s\n' "$out" | wc -l)"
-    expect_match "list row escaped" '^evil +x\\x1b\[31mred\\x0alock  fake\\xc2\\x9b2J€ +7 +30s +yes$' "$(printf '%s\n' "$out" | sed -n 2p)"
+    expect_match "list row escaped" '^evil +x\\x1b\[31mred\\x0alock  fake\\xc2\\x9b2J€ +7 +30s +yes +-$' "$(printf '%s\n' "$out" | sed -n 2p)"
     expect_match "list columns by characters" '^job {3}new {41}4 ' "$(printf '%s\n' "$out" | sed -n 3p)"
     case "$out" in *"$esc"* | *"$csi"*) fail "list printed a control character" ;; esac
     capture "$DL" list "${L[@]}" --json
@@ -658,6 +660,84 @@ t_release_and_safe_output() {
     case "$err" in *"$esc"*) fail "an error message printed ESC" ;; esac
 }
 
+# watch and --value: a watch follows a failover between two leaders and prints the new
+# token and value; state shows the owner, the value and how long it has seen the holder
+# unchanged (--for); values are checked before any request; a watch ends 0 on SIGTERM;
+# bidirectional controls in a label print escaped.
+t_watch_and_values() {
+    "$DL" table create following --exist-ok >/dev/null
+    local L=(--clock server --table following)
+    start_bg watch "$DL" watch "${L[@]}" --json svc
+    local wpid=$bg
+    poll_until 200 '[ "$(lines "$W/watch.out")" -ge 1 ]' || fail "the watch printed no first line"
+    expect_match "the first line: no item" '^\{"time":"[0-9T:.-]+Z","name":"svc",.*"exists":false' "$(sed -n 1p "$W/watch.out")"
+    start_bg lead1 "$DL" leader "${L[@]}" --label c1 --value 10.0.0.1:8080 svc -- sh -c \
+        'echo "c1 $DYNALOCK_FENCING_TOKEN" >> "$W/svc.log"; exec sleep 1000'
+    local p1=$bg
+    poll_until 200 '[ "$(lines "$W/svc.log")" -ge 1 ]' || fail "c1 does not lead"
+    start_bg lead2 "$DL" leader "${L[@]}" --label c2 --value 10.0.0.2:8080 svc -- sh -c \
+        'echo "c2 $DYNALOCK_FENCING_TOKEN" >> "$W/svc.log"; exec sleep 1000'
+    local p2=$bg
+    advance_until 1000 10 '[ "$(lines "$W/watch.out")" -ge 2 ]' || fail "the watch did not see c1"
+    expect_match "the watch sees c1 and its value" \
+        '"held":true,"holder":"c1",.*"fencing_token":1,.*"value":"10.0.0.1:8080"' "$(sed -n 2p "$W/watch.out")"
+    capture "$DL" state "${L[@]}" svc
+    expect_eq "state status" 0 "$st"
+    expect_match "state shows the value" "^value +10.0.0.1:8080$" "$(printf '%s\n' "$out" | grep '^value')"
+    expect_match "state shows the owner" "^owner +[0-9a-f]{32}$" "$(printf '%s\n' "$out" | grep '^owner')"
+    expect_match "one read sees no change" "^unchanged +0ms \(one read" "$(printf '%s\n' "$out" | grep '^unchanged')"
+    capture "$DL" list "${L[@]}"
+    expect_match "list shows the value" "^svc +c1 +1 +30s +yes +10.0.0.1:8080$" "$(printf '%s\n' "$out" | sed -n 2p)"
+
+    kill9 "$p1"
+    advance_until 5000 30 '[ "$(lines "$W/svc.log")" -ge 2 ]' || fail "no failover"
+    expect_eq "c2 leads with token 2" "c2 2" "$(sed -n 2p "$W/svc.log")"
+    advance_until 5000 10 'grep -q "\"holder\":\"c2\"" "$W/watch.out"' || fail "the watch did not see the failover"
+    expect_eq "three lines: no item, c1, c2" 3 "$(lines "$W/watch.out")"
+    expect_match "the watch sees c2, token 2 and its value" \
+        '"holder":"c2",.*"fencing_token":2,.*"value":"10.0.0.2:8080"' "$(sed -n 3p "$W/watch.out")"
+    capture "$DL" watch "${L[@]}" --count 1 svc
+    expect_eq "watch --count 1" 0 "$st"
+    expect_match "a watch line" '^[0-9T:.-]+Z  held  token 2  holder c2  value 10.0.0.2:8080  lease 30s  owner [0-9a-f]{32}$' "$out"
+    kill -TERM "$wpid"
+    finish "$wpid"
+    expect_eq "a watch ends 0 on SIGTERM" 0 "$st"
+    expect_eq "nothing on the watch's stderr" "" "$(cat "$W/watch.err")"
+    kill -TERM "$p2"
+    finish "$p2"
+    expect_eq "the leader stopped" 0 "$st"
+
+    # run --value: CMD sees its own value in the lock.
+    capture "$DL" run "${L[@]}" --wait 0 --value "hello world" job -- "$DL" state "${L[@]}" --json job
+    expect_match "run --value" '"value":"hello world"' "$out"
+
+    # A holder that stopped: state --for reads it for 10 s and says so.
+    "$DL" simulate "${L[@]}" --lease 3s holder stuck >/dev/null
+    start_bg for "$DL" state "${L[@]}" --for 10s stuck
+    local fpid=$bg
+    advance_until 1000 30 '! running $fpid' || fail "state --for did not end"
+    finish "$fpid"
+    expect_eq "state --for status" 0 "$st"
+    expect_match "unchanged past the lease" "^unchanged +[0-9]+s, longer than its lease: the holder has stopped renewing$" \
+        "$(grep '^unchanged' "$W/for.out")"
+
+    # Bad values: 64 before any request.
+    local N=(--table following --endpoint http://127.0.0.1:9)
+    expect_usage "--value must have 1 to 1024 bytes" "$DL" leader "${N[@]}" --value "" svc -- true
+    expect_usage "--value must have 1 to 1024 bytes" "$DL" run "${N[@]}" --value "$(printf 'x%.0s' $(seq 1025))" svc -- true
+    expect_usage "--value is not valid UTF-8" "$DL" leader "${N[@]}" --value $'a\xc0\xafb' svc -- true
+    expect_usage "'--value' does not apply to 'state'" "$DL" state "${N[@]}" --value x svc
+    expect_usage "invalid --count '0'" "$DL" watch "${N[@]}" --count 0 svc
+    expect_usage "invalid duration 'x' for --for" "$DL" state "${N[@]}" --for x svc
+
+    # A label with a right-to-left override and a line separator: shown escaped.
+    capture "$DL" put "${L[@]}" --item '{"pk":{"S":"LOCK#bidi"},"_type":{"S":"LOCK"},"owner":{"S":"o1"},"rvn":{"S":"r1"},"fence":{"N":"1"},"leaseMs":{"N":"30000"},"holder":{"S":"admin\u202etxt.exe\u2028x"},"value":{"S":"v\u2066w"}}'
+    expect_eq "put of the bidi label" 0 "$st"
+    capture "$DL" state "${L[@]}" bidi
+    expect_eq "the label escaped" 'holder     admin\xe2\x80\xaetxt.exe\xe2\x80\xa8x' "$(printf '%s\n' "$out" | grep '^holder')"
+    expect_eq "the value escaped" 'value      v\xe2\x81\xa6w' "$(printf '%s\n' "$out" | grep '^value')"
+}
+
 # list --index: a table with a global index on _type; the list queries it (no Scan).
 t_list_index() {
     curl -sf -X POST "$EP/" -H 'Content-Type: application/x-amz-json-1.0' \
@@ -672,7 +752,7 @@ t_list_index() {
     "$DL" simulate "${L[@]}" release second >/dev/null
     capture "$DL" list "${L[@]}" --index locks --json
     expect_eq "list --index status" 0 "$st"
-    expect_eq "list --index" '[{"name":"first","held":true,"holder":"one","fencing_token":1,"lease_ms":30000},{"name":"second","held":false,"holder":null,"fencing_token":1,"lease_ms":0}]' "$out"
+    expect_eq "list --index" '[{"name":"first","held":true,"holder":"one","owner":"O","fencing_token":1,"lease_ms":30000,"value":null},{"name":"second","held":false,"holder":null,"owner":null,"fencing_token":1,"lease_ms":0,"value":null}]' "$(printf '%s' "$out" | stable)"
     capture "$DL" list "${L[@]}" --index missing
     expect_eq "list --index of no such index" 65 "$st"
     expect_match "the missing index is named" "index" "$err"
@@ -915,7 +995,8 @@ failed=0
 tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_mutual_exclusion t_run_takeover_after_sigkill t_run_signal_forwarding
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
-       t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_list_index t_table t_signal_during_hung_request
+       t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_watch_and_values t_list_index t_table
+       t_signal_during_hung_request
        t_run_wait_hung)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do

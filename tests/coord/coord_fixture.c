@@ -396,6 +396,7 @@ proc *cx_proc(const proc_options *o)
     p->locks = ddb_lock_table_new(p->table,
                                   &(ddb_lock_table_options){
                                       .holder_label = o->holder_label,
+                                      .lease_value = o->lease_value,
                                       .ttl_attribute = o->ttl_attribute,
                                       .ttl_retention_ms = o->ttl_retention_ms},
                                   &err);

@@ -119,6 +119,7 @@ typedef struct proc {
 typedef struct proc_options {
     const char *table;      /* NULL = CX.shop */
     const char *holder_label;
+    const char *lease_value;
     const char *ttl_attribute;
     int64_t ttl_retention_ms;
     int max_attempts;       /* the client's retries; 0 = DDB_NO_RETRIES */

@@ -118,6 +118,7 @@ static_assert(DDB_NO_RETRIES == 1, "no retries");
 static_assert(std::is_pointer<ddb_log_fn>::value, "ddb_log_fn");
 static_assert(std::is_pointer<ddb_refusal_fn>::value, "ddb_refusal_fn");
 static_assert(std::is_pointer<ddb_leader_fn>::value, "ddb_leader_fn");
+static_assert(std::is_pointer<ddb_lock_watch_fn>::value, "ddb_lock_watch_fn");
 static_assert(std::is_same<ddb_names, const char *const *>::value, "ddb_names");
 
 // Every struct with a body is a C struct a C++ program can copy and zero.
@@ -135,6 +136,7 @@ static_assert(c_struct<ddb_error>() && c_struct<ddb_clock_ops>() && c_struct<ddb
                   c_struct<ddb_index_def>() && c_struct<ddb_create_table_options>() &&
                   c_struct<ddb_table_info>() && c_struct<ddb_lock_table_options>() &&
                   c_struct<ddb_lock_state>() && c_struct<ddb_lock_list_options>() &&
+                  c_struct<ddb_lock_watch_options>() &&
                   c_struct<ddb_test_server_options>() && c_struct<fakedb_error>() &&
                   c_struct<fakedb_options>() && c_struct<fakedb_fault>() && c_struct<fakedb_stats>(),
               "C structs");
@@ -177,6 +179,7 @@ void zero_init_options()
     ddb_create_table_options create{};
     ddb_lock_table_options locks{};
     ddb_lock_list_options list{};
+    ddb_lock_watch_options watch{};
     ddb_test_server_options server{};
     fakedb_options fdb{};
     fakedb_fault fault{};
@@ -199,7 +202,8 @@ void zero_init_options()
     CHECK(write.return_values == DDB_RETURN_NONE && write.condition == nullptr);
     CHECK(query.limit == 0 && query.index == nullptr && !query.descending);
     CHECK(tx.condition == nullptr && create.n_gsi == 0 && !create.wait_active);
-    CHECK(locks.holder_label == nullptr && locks.ttl_retention_ms == 0 && list.page_limit == 0);
+    CHECK(locks.holder_label == nullptr && locks.ttl_retention_ms == 0 && list.page_limit == 0 &&
+          watch.free_poll_ms == 0);
     CHECK(!server.system_clock && server.start_wall_ms == 0);
     CHECK(fdb.port == 0 && fdb.host == nullptr && !fdb.fake_clock && fault.count == 0);
     CHECK(key.pk == nullptr && index.projection == DDB_PROJECT_ALL && telemetry.span_start == nullptr);
@@ -207,7 +211,7 @@ void zero_init_options()
     CHECK(info.item_count == 0 && !state.exists && attr.type == DDB_ATTR_STR && field.key == nullptr);
     CHECK(marker.index == 0 && ferr.code == FAKEDB_OK && stats.requests == 0);
     CHECK(all_zero(retry) && all_zero(client) && all_zero(get) && all_zero(write) && all_zero(query) &&
-          all_zero(tx) && all_zero(create) && all_zero(locks) && all_zero(list) && all_zero(server) &&
+          all_zero(tx) && all_zero(create) && all_zero(locks) && all_zero(list) && all_zero(watch) && all_zero(server) &&
           all_zero(fdb) && all_zero(fault));
 }
 
@@ -262,6 +266,13 @@ ddb_telemetry telemetry_of(seen *s)
 void log_to(void *arg, int, int, const char *, const char *, const ddb_log_field *, size_t)
 {
     static_cast<seen *>(arg)->log_lines++;
+}
+
+// A watch's callback: records the first state it is shown and ends the watch.
+int watch_once(void *arg, const char *, const ddb_lock_state *state)
+{
+    *static_cast<ddb_lock_state *>(arg) = *state;
+    return 1;
 }
 
 int leader_work(ddb_lease *lease, ddb_cancel *stop, void *arg, ddb_error *)
@@ -421,6 +432,11 @@ void client_and_locks()
         ddb_cancel_unref(ended);
         CHECK_RC(ddb_lock_get_state(other, "nightly", &st, &err), err);
         CHECK(st.exists && !st.is_held);
+        // followed by a watch, whose C++ callback ends it at the first state
+        ddb_lock_watch_options wopt{};
+        ddb_lock_state watched{};
+        CHECK_RC(ddb_lock_table_watch(other, "nightly", &wopt, watch_once, &watched, nullptr, &err), err);
+        CHECK(watched.exists && !watched.is_held && watched.fencing_token == 1);
     }
 
     // A leader's term through a C++ function pointer.

@@ -16,8 +16,8 @@ cd "$src" || exit 2
 layers='
 1: values.h values.c error.c
 2: expr.h expr_internal.h expr_update.c expr_parse.c expr_eval.c expr_lex.c
-3: store.h ttl.c store.c schema.c clock.c
-4: ops.h ops.c batch.c txn.c query.c items_ops.c tables.c reply.c
+3: store.h ttl.c stream_store.c store.c schema.c clock.c
+4: ops.h ops.c streams.c batch.c txn.c query.c items_ops.c tables.c reply.c
 5: protocol.h protocol.c faults.c metrics.c
 6: server.h server.c admin.c
 '

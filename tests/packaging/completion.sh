@@ -59,13 +59,15 @@ complete -p dynalock | grep -q -- '-F _dynalock' || { echo "FAIL: no completion 
 complete -p fakedb | grep -q -- '-F _fakedb' || { echo "FAIL: no completion for fakedb" >&2; fail=$((fail + 1)); }
 
 # dynalock: subcommands, options, option values, positional words, CMD.
-expect "dynalock " run leader put state list release simulate table --help --version
+expect "dynalock " run leader put state list watch release simulate table --help --version
 expect "dynalock l" leader list
 expect "dynalock --v" --version
 expect "dynalock run --le" --lease
 expect "dynalock leader --o" --once
 expect "dynalock put --i" --if-held --item --item-file
 expect "dynalock state --j" --json
+expect "dynalock watch --c" --clock --count
+expect "dynalock leader --v" --value
 expect "dynalock release --i" --if-token
 expect "dynalock release --if-token " ""
 expect "dynalock list --log-level " trace debug info warn error off

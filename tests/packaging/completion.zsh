@@ -59,7 +59,7 @@ offers()
     fi
 }
 
-expect "dynalock " run leader put state list release simulate table
+expect "dynalock " run leader put state list watch release simulate table
 expect "dynalock --v" --version
 expect "dynalock l" leader list
 expect "dynalock run --le" --lease
@@ -78,7 +78,7 @@ expect "fakedb --port " ""
 expect "fakedb --clock sy" system
 expect "fakedb --ve" --version
 help_options() { "$@" --help | grep -oE '^  (--[a-z-]+|-h, --help)(, --[a-z-]+)?' | grep -oE -- '--[a-z-]+' | sort -u; }
-for cmd in run leader put state list release simulate table; do
+for cmd in run leader put state list watch release simulate table; do
     got=$(matches "dynalock $cmd --" | sort -u)
     want=$(help_options $dynalock $cmd)
     if [[ -n $want && $got == "$want" ]]; then

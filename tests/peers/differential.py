@@ -17,14 +17,43 @@ VOLATILE = {"CreationDateTime", "TableArn", "TableId", "TableSizeBytes", "ItemCo
             "LastIncreaseDateTime", "LastDecreaseDateTime", "NumberOfDecreasesToday",
             "IndexArn", "IndexSizeBytes", "ConsumedCapacity", "LatestStreamArn",
             "WarmThroughput", "DeletionProtectionEnabled", "TableClassSummary",
-            "ProvisionedThroughput", "BillingModeSummary", "OnDemandThroughput"}
+            "ProvisionedThroughput", "BillingModeSummary", "OnDemandThroughput",
+            # DynamoDB Streams: names, numbers and times that each server makes its own
+            "LatestStreamLabel", "StreamArn", "StreamLabel", "LastEvaluatedStreamArn", "ShardId",
+            "SequenceNumberRange", "ShardIterator", "NextShardIterator", "SequenceNumber",
+            "eventID", "ApproximateCreationDateTime", "CreationRequestDateTime", "awsRegion",
+            "SizeBytes", "eventVersion"}
+
+
+def stream_refs(endpoint, v):
+    """DynamoDB Streams cases name what each server makes its own by reference:
+    {"$stream": TABLE} is that table's LatestStreamArn on this server, {"$shard": TABLE}
+    its stream's first shard, {"$iterator": [TABLE, TYPE]} a fresh shard iterator."""
+    if isinstance(v, list):
+        return [stream_refs(endpoint, x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    if len(v) == 1 and next(iter(v)) in ("$stream", "$shard", "$iterator"):
+        ref, arg = next(iter(v.items()))
+        table, kind = (arg[0], arg[1]) if isinstance(arg, list) else (arg, None)
+        arn = call(endpoint, "DescribeTable", {"TableName": table})[1].get("Table", {}).get("LatestStreamArn", "none")
+        if ref == "$stream":
+            return arn
+        desc = call(endpoint, "DynamoDBStreams_20120810.DescribeStream", {"StreamArn": arn})[1]
+        shard = (desc.get("StreamDescription", {}).get("Shards") or [{}])[0].get("ShardId", "none")
+        if ref == "$shard":
+            return shard
+        return call(endpoint, "DynamoDBStreams_20120810.GetShardIterator",
+                    {"StreamArn": arn, "ShardId": shard, "ShardIteratorType": kind})[1].get("ShardIterator", "none")
+    return {k: stream_refs(endpoint, x) for k, x in v.items()}
 
 
 def call(endpoint, op, body, raw=None):
-    data = raw if raw is not None else json.dumps(body).encode()
+    """op is a DynamoDB operation, or a full target ("DynamoDBStreams_20120810.GetRecords")."""
+    data = raw if raw is not None else json.dumps(stream_refs(endpoint, body)).encode()
     req = urllib.request.Request(endpoint + "/", data=data, method="POST", headers={
         "Content-Type": "application/x-amz-json-1.0",
-        "X-Amz-Target": "DynamoDB_20120810." + op,
+        "X-Amz-Target": op if "." in op else "DynamoDB_20120810." + op,
         "X-Amz-Date": "20260101T000000Z",
         "Authorization": "AWS4-HMAC-SHA256 Credential=AKIDDIFF/20260101/us-east-1/dynamodb/aws4_request, "
                          "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + "0" * 64})

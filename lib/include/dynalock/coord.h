@@ -20,6 +20,8 @@ extern "C" {
 #define DDB_LOCK_TTL_RETENTION_MIN_MS 86400000LL
 #define DDB_LOCK_TTL_RETENTION_DEFAULT_MS (30LL * 86400000LL)
 #define DDB_HOLDER_LABEL_MAX 256
+/* A lease's value: at most this many bytes of UTF-8. */
+#define DDB_LEASE_VALUE_MAX_BYTES 1024
 /* The attribute that only lock items have with the value "LOCK": the partition key of a
  * lock table's list index (ddb_lock_table_options.list_index). */
 #define DDB_LOCK_INDEX_KEY "_type"
@@ -35,6 +37,12 @@ typedef struct ddb_lock_table_options {
      * projecting all attributes: ddb_lock_table_list queries it, reading the lock items
      * only, instead of scanning the whole table. NULL: lists scan. */
     const char *list_index;
+    /* A value the leases of this lock table carry (e.g. the address where the leader
+     * can be reached): 1..DDB_LEASE_VALUE_MAX_BYTES bytes of UTF-8, written with every
+     * acquire and renewal, removed on release, shown by reads; never part of a condition.
+     * NULL: none (an acquire removes the value a previous holder left). A lease can
+     * change its own with ddb_lease_set_value. */
+    const char *lease_value;
 } ddb_lock_table_options;
 
 /* A lock table over `table`, whose key attributes must be strings. Takes the clock,
@@ -94,6 +102,11 @@ DDB_API ddb_cancel *ddb_lease_ended(ddb_lease *lease);
  * and its retries short). 0 with *held true, 0 with *held false if the lease has ended,
  * or an error (the lease is left to its heartbeat). Thread: any, as are the getters. */
 DDB_API int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error *err);
+/* Changes the value the lease carries (NULL: none; else as
+ * ddb_lock_table_options.lease_value): written with the next renewal, or at once by
+ * ddb_lease_renew. DDB_EINVAL on a bad value (the lease keeps its own), DDB_ENOMEM.
+ * Thread: any. */
+DDB_API int ddb_lease_set_value(ddb_lease *lease, const char *value, ddb_error *err);
 DDB_API int64_t ddb_lease_fencing_token(const ddb_lease *lease);
 DDB_API const char *ddb_lease_name(const ddb_lease *lease);   /* borrowed */
 DDB_API const char *ddb_lease_owner(const ddb_lease *lease);  /* borrowed */
@@ -164,6 +177,9 @@ DDB_API ddb_lease *ddb_lease_set_current(ddb_lease *lease);
 /* A holder label is at most 256 characters, so at most this many bytes of UTF-8. */
 #define DDB_HOLDER_LABEL_MAX_BYTES (4 * DDB_HOLDER_LABEL_MAX)
 
+/* Owner ids and record versions: at most this many bytes (dynalock writes 32). */
+#define DDB_LOCK_ID_MAX_BYTES 128
+
 /* The state of one lock as its item says, a value that the caller owns. */
 typedef struct ddb_lock_state {
     bool exists;                           /* false: no item (all else zero) */
@@ -171,13 +187,25 @@ typedef struct ddb_lock_state {
     char holder_label[DDB_HOLDER_LABEL_MAX_BYTES + 1]; /* whole; "" when none */
     int64_t lease_ms;                      /* the holder's lease; 0 when free */
     int64_t fencing_token;                 /* 0 when the item has none */
+    char owner[DDB_LOCK_ID_MAX_BYTES + 1]; /* the holder's owner id; "" when free */
+    /* The record version: a new one at each acquire and renewal, so a holder whose
+     * record version stays the same for a whole lease has stopped renewing. */
+    char record_version[DDB_LOCK_ID_MAX_BYTES + 1]; /* "" when free */
+    bool has_value;                        /* the holder carries a value */
+    char value[DDB_LEASE_VALUE_MAX_BYTES + 1]; /* whole; "" when none */
+    /* How long this reader (the lock table's reads and acquires, or the watch) has seen
+     * this record version unchanged, on the client's clock: 0 at the first sight of it,
+     * and when free. Compare with lease_ms: a holder seen unchanged for longer than its
+     * lease has stopped renewing. */
+    int64_t unchanged_ms;
 } ddb_lock_state;
 
 /* Reads the state of lock `name`: one strongly consistent GetItem, bounded by `cancel`
  * (may be NULL). A lock without an item gives exists == false and 0. An item at the
  * lock's key that has an owner but is not a lock is DDB_ESTATE, naming the lock and the
  * table; a table whose key attributes are not strings is DDB_EVALIDATION, saying so.
- * Never writes, never changes what this lock table has seen.
+ * Never writes. The lock table remembers the record version it read, for unchanged_ms,
+ * apart from the holders its acquires have seen: a read never hastens a takeover.
  * Thread: any. */
 DDB_API int ddb_lock_table_get_state(ddb_lock_table *locks, const char *name,
                                      ddb_lock_state *out, ddb_cancel *cancel, ddb_error *err);
@@ -209,6 +237,27 @@ DDB_API int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_
 /* Frees the list; NULL is a no-op.
  * Thread: the list's. */
 DDB_API void ddb_lock_list_free(ddb_lock_list *list);
+
+/* Following a lock: the equivalent of `etcdctl elect --listen`. */
+typedef struct ddb_lock_watch_options {
+    /* How often to read a lock that is free or has no item; 0 = 1 s. A held lock is
+     * read every third of its holder's lease (at most every 10 s), as a waiting
+     * contender polls it. */
+    int64_t free_poll_ms;
+} ddb_lock_watch_options;
+/* Called with the state when the watch starts and at each change of holder (owner),
+ * fencing token or value; `state` is borrowed for the call. unchanged_ms counts from the
+ * watch's first sight of the record version. A non-zero return ends the watch. */
+typedef int (*ddb_lock_watch_fn)(void *arg, const char *name, const ddb_lock_state *state);
+/* Follows lock `name` until fn returns non-zero (0) or `stop` is set (DDB_ECANCELED):
+ * strongly consistent reads at the pace above, on the client's clock. A reader: it never
+ * writes the lock, and never hastens a takeover. Transient errors (throttling, the
+ * network, a timeout, 5xx) are tried again at the next poll; any other error ends the
+ * watch and is returned.
+ * Thread: any; fn runs on it. */
+DDB_API int ddb_lock_table_watch(ddb_lock_table *locks, const char *name,
+                                 const ddb_lock_watch_options *o, ddb_lock_watch_fn fn,
+                                 void *arg, ddb_cancel *stop, ddb_error *err);
 
 /* Checks a lock name: 1 to 255 bytes of printable UTF-8 without spaces. 0, or DDB_EINVAL
  * with a message naming the problem.
