@@ -1,6 +1,7 @@
 /* admin.c: the control endpoints under /fake/ (JSON in, JSON out): health, the clock
  * (read, advance, set, and a long poll until it reaches a time), faults, reset and
- * statistics. DynamoDB's API never uses these paths. */
+ * statistics; and the metrics in Prometheus's text format (metrics.c). DynamoDB's API
+ * never uses these paths. */
 #include "server.h"
 
 #include <stdio.h>
@@ -233,6 +234,19 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
     }
     if (!strcmp(path, "/stats") && get) {
         reply(rs, 200, stats_json(db));
+        return 0;
+    }
+    if (!strcmp(path, "/metrics") && get) {
+        pthread_mutex_lock(&db->conn_lock);
+        unsigned conns = db->conn_count;
+        pthread_mutex_unlock(&db->conn_lock);
+        rs->body = fakedb__metrics_text(db, conns, &rs->body_len);
+        if (!rs->body) {
+            reply_error(rs, 500, "out of memory");
+            return 0;
+        }
+        rs->status = 200;
+        rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
         return 0;
     }
     reply_error(rs, 404, "no such endpoint");

@@ -193,6 +193,7 @@ bool fakedb__fault_match(fakedb *db, const char *op, json_object *req, fakedb_fa
                           ? 500 : 400;
         f->fired++;
         db->faults_fired++;
+        fakedb__metrics_fault(&db->metrics, f->f.kind);
         pthread_cond_broadcast(&db->fault_fired);
         if (f->f.count > 0 && f->fired >= f->f.count) {
             *pp = f->next;

@@ -102,6 +102,10 @@ static void answer_reply(fakedb__http_resp *rs, int status, fakedb__reply *r)
             o = json_object_new_object();
     }
     fakedb__resp_json(rs, r->err.type ? status : 200, o);
+    if (r->err.type) {
+        const char *hash = strchr(r->err.type, '#');
+        fakedb__copy_str(rs->error_type, sizeof rs->error_type, hash ? hash + 1 : r->err.type);
+    }
     rs->content_type = "application/x-amz-json-1.0";
     rs->amz = true;
     json_object_put(o);
@@ -370,15 +374,16 @@ static bool content_type_ok(const char *ct)
                   !strncasecmp(ct, "application/json", 16));
 }
 
-void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool after_delay)
+/* Handles one request; returns its operation (-1 when not known). */
+static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool after_delay)
 {
     int64_t t0 = fakedb__mono_ms();
     if (rq->body_too_large) {
         fakedb__answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
-        return;
+        return -1;
     }
     if (check_auth(db, rq, rs))
-        return;
+        return -1;
     const char *target = rq->target;
     static const char prefix[] = "DynamoDB_20120810.", streams_prefix[] = "DynamoDBStreams_20120810.";
     int op = -1;
@@ -394,23 +399,23 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     }
     if (op < 0) {
         fakedb__answer_error(rs, 400, FDB_E_UNKNOWN_OP, "An unknown operation was requested.");
-        return;
+        return op;
     }
     if (!content_type_ok(rq->content_type)) {
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
-        return;
+        return op;
     }
     json_object *req = parse_body(rq->body, rq->body_len, rs);
     if (!req) {
         fakedb__stat_count(db, op, false);
-        return;
+        return op;
     }
     fakedb__fault_hit hit;
     const char *name = fakedb__op_name(op);
     if (!after_delay && fakedb__fault_match(db, name, req, FAKEDB_FAULT_DELAY, &hit) && hit.delay_ms > 0) {
         rs->delay_ms = hit.delay_ms;
         json_object_put(req);
-        return;
+        return op;
     }
     fakedb__reply r;
     memset(&r, 0, sizeof r);
@@ -425,14 +430,14 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
         fakedb__answer_error(rs, hit.status, type, msg);
         fakedb__stat_count(db, op, false);
         json_object_put(req);
-        return;
+        return op;
     }
     if (fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_REQUEST, &hit)) {
         /* As a request lost on its way: nothing applied, nothing answered. */
         fakedb__stat_count(db, op, false);
         rs->lose = true;
         json_object_put(req);
-        return;
+        return op;
     }
     bool lose = fakedb__fault_match(db, name, req, FAKEDB_FAULT_LOST_RESPONSE, &hit);
     fakedb__fault_hit unprocessed;
@@ -455,4 +460,15 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     }
     json_object_put(r.body);
     json_object_put(req);
+    return op;
+}
+
+void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool after_delay)
+{
+    uint64_t t0 = fakedb__metrics_now_ns();
+    int op = handle(db, rq, rs, after_delay);
+    if (rs->delay_ms > 0)
+        return; /* counted when handled after the delay */
+    fakedb__metrics_request(&db->metrics, op, rs->lose ? 0 : rs->status, rs->error_type,
+                            fakedb__metrics_now_ns() - t0);
 }

@@ -1,6 +1,7 @@
 /* protocol.h: layer 5 of libfakedb, the dispatcher. protocol.c checks a request the
  * way DynamoDB does, consults the faults (faults.c, which also counts requests), calls
- * the operation and renders its reply or error as the HTTP answer. Holds the server
+ * the operation and renders its reply or error as the HTTP answer; metrics.c keeps the
+ * server's own metrics (GET /fake/metrics). Holds the server
  * object, struct fakedb: its parts below (store, clock) are handed down, the fields
  * marked "server" are touched by layer 6 only. Calls operations, storage and values. */
 #ifndef FAKEDB_PROTOCOL_H
@@ -12,6 +13,26 @@
 #include <pthread.h>
 
 typedef struct fakedb__waiter fakedb__waiter;
+
+/* metrics.c: counters of the request path, added to with relaxed atomics. */
+#define FDB_STATUS_SLOTS 501    /* 0: no answer; 1 + status - 100 for 100..599 */
+#define FDB_DURATION_BUCKETS 16 /* finite bounds of the histogram; one more for +Inf */
+typedef struct fakedb__error_count {
+    int op;
+    char type[128];
+    unsigned long n;
+    struct fakedb__error_count *next;
+} fakedb__error_count;
+
+typedef struct fakedb__metrics {
+    /* [operation; FDB_OP_COUNT: unknown] */
+    unsigned long requests[FDB_OP_COUNT + 1][FDB_STATUS_SLOTS];
+    unsigned long duration[FDB_OP_COUNT + 1][FDB_DURATION_BUCKETS + 1]; /* not cumulative */
+    uint64_t duration_ns[FDB_OP_COUNT + 1];
+    unsigned long faults[FAKEDB_FAULT_LOST_REQUEST + 1];
+    pthread_mutex_t error_lock;
+    fakedb__error_count *errors; /* by operation and short error type (error_lock) */
+} fakedb__metrics;
 
 typedef struct fakedb__fault_rec {
     long id;
@@ -40,6 +61,8 @@ struct fakedb {
     pthread_mutex_t stats_lock;
     long stat_requests[FDB_OP_COUNT + 1];
     long stat_cond[FDB_OP_COUNT + 1];
+
+    fakedb__metrics metrics;    /* since start; fakedb_reset leaves them */
 
     /* server: */
     pthread_mutex_t wait_lock;  /* suspended connections and the ticker */
@@ -91,6 +114,7 @@ typedef struct fakedb__http_req {
 
 typedef struct fakedb__http_resp {
     int status;
+    char error_type[128];       /* an error's __type after the '#', for the metrics */
     char *body;                 /* malloc'd */
     size_t body_len;
     const char *content_type;
@@ -107,5 +131,19 @@ uint32_t fakedb__crc32(const void *data, size_t len);
 void fakedb__request_id(fakedb *db, char out[53]);
 void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg);
 void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o);
+
+/* metrics.c. A request is counted once it is answered (or lost): op -1 for an unknown
+ * operation, status 0 when no answer was sent, error_type "" or NULL on success. */
+void fakedb__metrics_init(fakedb__metrics *m);
+void fakedb__metrics_cleanup(fakedb__metrics *m);
+uint64_t fakedb__metrics_now_ns(void);
+void fakedb__metrics_request(fakedb__metrics *m, int op, int status, const char *error_type,
+                             uint64_t ns);
+void fakedb__metrics_fault(fakedb__metrics *m, fakedb_fault_kind kind);
+/* The text exposition (Prometheus 0.0.4) of db's metrics, malloc'd (NULL when out of
+ * memory); open_connections comes from the server layer. */
+char *fakedb__metrics_text(fakedb *db, unsigned open_connections, size_t *len);
+/* A label value escaped as the text format wants it, malloc'd. */
+char *fakedb__metrics_escape(const char *s);
 
 #endif

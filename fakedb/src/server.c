@@ -511,6 +511,7 @@ static void server_free(fakedb *db)
     pthread_mutex_destroy(&db->fault_lock);
     pthread_cond_destroy(&db->fault_fired);
     pthread_mutex_destroy(&db->stats_lock);
+    fakedb__metrics_cleanup(&db->metrics);
     pthread_mutex_destroy(&db->wait_lock);
     pthread_mutex_destroy(&db->conn_lock);
     pthread_cond_destroy(&db->wait_cond);
@@ -554,6 +555,7 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     pthread_cond_init(&db->fault_fired, &fca);
     pthread_condattr_destroy(&fca);
     pthread_mutex_init(&db->stats_lock, NULL);
+    fakedb__metrics_init(&db->metrics);
     pthread_mutex_init(&db->wait_lock, NULL);
     pthread_mutex_init(&db->conn_lock, NULL);
     pthread_condattr_t ca;

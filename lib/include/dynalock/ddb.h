@@ -204,9 +204,14 @@ DDB_API const char *ddb_log_level_name(int level);
 
 /* --------------------------------------------------------------- telemetry */
 
+/* The type of an attribute's value (named at top level, so that C++ can name it too). */
+typedef enum ddb_attr_type {
+    DDB_ATTR_STR, DDB_ATTR_INT, DDB_ATTR_BOOL, DDB_ATTR_DOUBLE
+} ddb_attr_type;
+
 typedef struct ddb_attr {
     const char *key;
-    enum { DDB_ATTR_STR, DDB_ATTR_INT, DDB_ATTR_BOOL, DDB_ATTR_DOUBLE } type;
+    ddb_attr_type type;
     union { const char *s; int64_t i; bool b; double d; } v;
 } ddb_attr;
 
