@@ -50,6 +50,11 @@ int fakedb__reply_fail(fakedb__reply *r, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int fakedb__reply_fail_validation(fakedb__reply *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The list `member` of a request (TransactItems, Statements...): present, a JSON array,
+ * of 1 to max entries, or the error DynamoDB gives, naming it as `label` (its name in
+ * AWS's constraint messages, e.g. "transactItems"). 0 with *out borrowed, or -1. */
+int fakedb__reply_need_list(json_object *req, const char *member, const char *label,
+                            size_t max, json_object **out, fakedb__reply *r);
 
 /* Runs operation op (0 <= op < FDB_OP_COUNT). */
 int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r);

@@ -471,18 +471,9 @@ int fakedb__op_execute_statement(fakedb__store *db, json_object *req, fakedb__re
 static int statement_list(json_object *req, const char *member, const char *label, int max, json_object **out,
                           fakedb__reply *r)
 {
-    *out = fakedb__json_get(req, member);
-    if (!*out)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", label);
-    if (!json_object_is_type(*out, json_type_array))
-        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, json_object_is_type(*out, json_type_object)
-                                                        ? "Start of structure or map found where not expected."
-                                                        : "Unexpected value type in payload");
+    if (fakedb__reply_need_list(req, member, label, (size_t)max, out, r) != 0)
+        return -1;
     size_t n = json_object_array_length(*out);
-    if (n == 0)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '[]' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 1", label);
-    if (n > (size_t)max)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value at '%s' failed to satisfy constraint: Member must have length less than or equal to %d", label, max);
     for (size_t i = 0; i < n; i++)
         if (!json_object_is_type(json_object_array_get_idx(*out, i), json_type_object))
             return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");

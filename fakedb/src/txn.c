@@ -31,19 +31,7 @@ static int same_item(const fakedb__write *a, const fakedb__write *b)
 
 static int tx_items(json_object *req, fakedb__reply *r, json_object **out)
 {
-    *out = fakedb__json_get(req, "TransactItems");
-    if (!*out)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must not be null");
-    if (!json_object_is_type(*out, json_type_array))
-        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, json_object_is_type(*out, json_type_object)
-                                                        ? "Start of structure or map found where not expected."
-                                                        : "Unexpected value type in payload");
-    size_t n = json_object_array_length(*out);
-    if (n == 0)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
-    if (n > MAX_TX_ITEMS)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to %d", MAX_TX_ITEMS);
-    return 0;
+    return fakedb__reply_need_list(req, "TransactItems", "transactItems", MAX_TX_ITEMS, out, r);
 }
 
 static void digest_of(json_object *o, char out[65])

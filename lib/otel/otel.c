@@ -151,6 +151,19 @@ static void attr_clear(attrv *a)
         free(a->v.s);
 }
 
+/* A metric stream and what it owns; its n_attrs attributes are set. */
+static void stream_free(stream *s)
+{
+    for (size_t i = 0; i < s->n_attrs; i++)
+        attr_clear(&s->attrs[i]);
+    free(s->attrs);
+    free(s->key);
+    free(s->name);
+    free(s->unit);
+    free(s->buckets);
+    free(s);
+}
+
 static bool attr_copy(attrv *d, const ddb_attr *s)
 {
     d->key = strdup(s->key ? s->key : "");
@@ -485,14 +498,7 @@ static void cb_metric(void *arg, const char *name, const char *unit, double valu
             for (size_t i = 0; ok && i < n; i++, s->n_attrs++)
                 ok = attr_copy(&s->attrs[i], &sorted[i]);
             if (!ok) {
-                for (size_t i = 0; i < s->n_attrs; i++)
-                    attr_clear(&s->attrs[i]);
-                free(s->attrs);
-                free(s->key);
-                free(s->name);
-                free(s->unit);
-                free(s->buckets);
-                free(s);
+                stream_free(s);
                 s = NULL;
             } else {
                 o->streams[o->n_streams++] = s;
@@ -1174,17 +1180,8 @@ void ddb_otel_free(ddb_otel *o)
     for (size_t i = 0; o->queue && i < o->q_len; i++)
         span_free(o->queue[(o->q_head + i) % (size_t)o->cfg.max_queue]);
     free(o->queue);
-    for (size_t i = 0; i < o->n_streams; i++) {
-        stream *s = o->streams[i];
-        for (size_t j = 0; j < s->n_attrs; j++)
-            attr_clear(&s->attrs[j]);
-        free(s->attrs);
-        free(s->key);
-        free(s->name);
-        free(s->unit);
-        free(s->buckets);
-        free(s);
-    }
+    for (size_t i = 0; i < o->n_streams; i++)
+        stream_free(o->streams[i]);
     free(o->streams);
     free(o->retry_body);
     ddb_cancel_unref(o->stop);
