@@ -6,6 +6,7 @@
 #   scripts/test.sh                          the normal build (build/)
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build (build-asan/)
 #   scripts/test.sh --sanitize thread        TSan build (build-tsan/)
+#                                            (both without the *_ddblocal runs: see below)
 #   scripts/test.sh --valgrind               every check suite under valgrind (build-valgrind/)
 #   CC=clang scripts/test.sh ...             the same with clang (build-clang/, build-asan-clang/, ...)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
@@ -38,6 +39,13 @@ case "$sanitize" in
   thread) build=$root/build-tsan$cc_suffix; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE=thread -DDYNALOCK_BUILD_BENCH=OFF "-DDYNALOCK_SIM_FAST=$sim_small") ;;
   *) build=$root/build-asan$cc_suffix; cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_SANITIZE="$sanitize" -DDYNALOCK_BUILD_BENCH=OFF "-DDYNALOCK_SIM_FAST=$sim_small") ;;
 esac
+# Under the sanitizers, the runs against DynamoDB Local are left out: the boto3 ones run
+# none of this project's code, and the suites' runs against it are the same client code
+# as their runs against fakedb, which stay. Each starts a JVM and runs alone (RUN_SERIAL),
+# so together they were minutes of each sanitizer run. The normal run keeps them all.
+if [ -n "$sanitize" ] && [ "${#ctest_args[@]}" -eq 0 ]; then
+  ctest_args=(-E '_ddblocal$')
+fi
 if [ "$valgrind" = 1 ]; then
   build=$root/build-valgrind$cc_suffix
   cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_VALGRIND=ON -DDYNALOCK_BUILD_BENCH=OFF)
