@@ -42,7 +42,8 @@ typedef struct fakedb__reply {
     bool condition_failure;
     fakedb__leave_out_fn leave_out; /* set by the caller for a batch, or NULL */
     const void *leave_out_arg;
-    const char *host;           /* borrowed: the request's Host header, or NULL */
+    const char *host;           /* borrowed: the request's Host header (DescribeEndpoints
+                                   only), or NULL */
 } fakedb__reply;
 
 /* Sets the reply's error, drops any body built so far and returns -1. */

@@ -446,7 +446,8 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         r.leave_out = fakedb__fault_covers;
         r.leave_out_arg = &unprocessed;
     }
-    for (size_t i = 0; i < rq->n_headers; i++)
+    /* Only DescribeEndpoints answers the Host: no other request pays for the look-up. */
+    for (size_t i = 0; op == FDB_OP_DESCRIBE_ENDPOINTS && i < rq->n_headers; i++)
         if (!strcasecmp(rq->headers[i].name, "host"))
             r.host = rq->headers[i].value;
     fakedb__op_call(op, &db->store, req, &r);

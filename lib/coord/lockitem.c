@@ -400,12 +400,9 @@ static void build_hold(req *r, const ddb_lock_table *l, const char *label, const
     }
     req_ttl(r, l, false);
     req_append(r, " ADD #f :one");
-    if (!label && !value)
-        req_append(r, " REMOVE #h, #v");
-    else if (!label)
-        req_append(r, " REMOVE #h");
-    else if (!value)
-        req_append(r, " REMOVE #v");
+    /* What this holder does not set, a previous one may have left. */
+    if (!label || !value)
+        req_append(r, !label && !value ? " REMOVE #h, #v" : !label ? " REMOVE #h" : " REMOVE #v");
 }
 
 /* The write of a release: owner, lease, label and value removed, the time to live

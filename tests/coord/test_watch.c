@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coord_fixture.h"
 
@@ -448,6 +449,37 @@ START_TEST(test_watch_rides_out_throttling)
 }
 END_TEST
 
+/* A read that hangs at the server: the watch waits on it, and its stop token cuts it
+ * short at once -- DDB_ECANCELED, nothing told after the first state. */
+START_TEST(test_watch_stopped_during_a_hung_read)
+{
+    CX_NEEDS_FAKEDB();
+    proc *w = cx_proc(NULL);
+    cx_sim_holder(w, "hung", 3000, "crashed");
+    watcher wt;
+    watch_start(&wt, w, "hung");
+    cx_event_wait(&wt.told, 1);
+    long fired = fakedb_faults_fired(CX.fx.db);
+    ck_assert_int_gt(fakedb_fault_add(CX.fx.db, &(fakedb_fault){.kind = FAKEDB_FAULT_DELAY,
+                                                                .operation = "GetItem",
+                                                                .count = 1,
+                                                                .delay_ms = 600000}),
+                     0);
+    /* The next poll, a third of the lease on, reaches the server and hangs there. */
+    ck_assert_int_eq(ddb_fake_clock_advance(CX.fx.clock, 1000), 0);
+    ck_assert_int_eq(fakedb_wait_faults_fired(CX.fx.db, fired + 1, 20000), 0);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    ck_assert_int_eq(watch_stop(&wt), DDB_ECANCELED);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    int64_t took_ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+    ck_assert_int_le(took_ms, dl_check_bound_ms(2000));
+    ck_assert_int_eq(wt.n, 1);
+    fakedb_fault_clear(CX.fx.db);
+    cx_proc_free(w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("coord_watch");
@@ -460,6 +492,7 @@ int main(void)
     tcase_add_test(tc, test_watch_sees_failover);
     tcase_add_test(tc, test_watch_is_a_reader);
     tcase_add_test(tc, test_watch_rides_out_throttling);
+    tcase_add_test(tc, test_watch_stopped_during_a_hung_read);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
 }
