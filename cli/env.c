@@ -49,6 +49,7 @@ int cli_exit_for(int rc)
     case DDB_ECREDENTIALS: return CLI_EXIT_CONFIG;
     case DDB_EIO: return CLI_EXIT_IOERR;
     case DDB_ELOST: return CLI_EXIT_LOST;
+    case DDB_EINDOUBT: return CLI_EXIT_UNKNOWN;
     default: return CLI_EXIT_SOFTWARE;
     }
 }
@@ -153,6 +154,9 @@ int cli_fail(const char *what, int rc, const ddb_error *err)
         cli_error("%s: %s (%s)", what, msg, detail);
     else
         cli_error("%s: %s", what, msg);
+    if (rc == DDB_EINDOUBT)
+        cli_error("%s: the write may or may not have been applied; look before trying again "
+                  "('dynalock state NAME' shows a lock's holder and fencing token)", what);
     if (rc == DDB_EINVAL && cli_current) /* a bad argument that the library caught */
         fprintf(stderr, "usage: %s %s\n", cli_progname, cli_current->usage);
     return cli_exit_for(rc);

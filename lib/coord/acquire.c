@@ -116,6 +116,75 @@ static void forget(acq *a)
     a->have_seen = false;
 }
 
+/* Gives back what an acquire that ends without knowing its outcome may hold: a release on
+ * condition of this acquire's owner id, bounded by a third of the lease (the caller's
+ * cancel may be set already). Says in err's message what it did. */
+static void hand_back(acq *a, ddb_error *err)
+{
+    ddb_lock_table *l = a->locks;
+    ddb_cancel *bound = ddb_cancel_new();
+    if (bound && ddb_cancel_after(bound, l->clock, dl_third_ms(a->lease_ms)) != 0) {
+        ddb_cancel_unref(bound);
+        bound = NULL;
+    }
+    ddb_error e;
+    ddb_error_clear(&e);
+    int rc = bound ? dl_item_release_owner(l, a->name, a->owner, bound, &e)
+                   : ddb__fail(&e, DDB_ENOMEM, "Out of memory.");
+    ddb_cancel_unref(bound);
+    if (!err)
+        return;
+    const char *said = rc == 0 ? "it had been applied, and the lock is free again"
+                       : dl_condition_failed(rc, &e) ? "the lock was not this acquire's"
+                                                      : NULL;
+    size_t n = strlen(err->message);
+    if (said)
+        snprintf(err->message + n, sizeof err->message - n,
+                 " A release on condition of this acquire's owner id was sent: %s.", said);
+    else
+        snprintf(err->message + n, sizeof err->message - n,
+                 " A release on condition of this acquire's owner id failed too (%s): if the "
+                 "acquire was applied, the lock is free once its lease of %" PRId64
+                 " ms runs out.",
+                 e.message, a->lease_ms);
+}
+
+/* The acquire's write lost its answer on every attempt: the item says whether it was
+ * applied (this acquire's owner id there), and if the read fails too the outcome stays in
+ * doubt and what the acquire may hold is handed back. Returns as try_write does. */
+static int resolve_write(acq *a, bool replacing, int64_t sent, ddb_lease **out,
+                         ddb_error *err)
+{
+    ddb_lock_table *l = a->locks;
+    ddb__lock_item li = {0};
+    ddb_error rerr;
+    ddb_error_clear(&rerr);
+    int rc = dl_item_resolve(l, a->name, a->stop, &li, &rerr);
+    if (rc != 0) {
+        ddb__lock_item_cleanup(&li);
+        ddb__fail(err, DDB_EINDOUBT,
+                  "The acquire of lock \"%s\" in table \"%s\" is in doubt: its answer was "
+                  "lost (%.160s) and the read that would tell failed too (%.120s).",
+                  a->name, ddb_table_name(l->table), err ? err->message : "", rerr.message);
+        hand_back(a, err);
+        return DDB_EINDOUBT;
+    }
+    answered(a);
+    ddb_error_clear(err);
+    if (li.held && strcmp(li.owner, a->owner) == 0) {
+        /* Applied: the lease is the one that write took, from when it was sent. */
+        rc = make_lease(a, li.rvn, li.fence, replacing, NULL, sent, out, err);
+    } else if (!li.held) {
+        forget(a);
+        rc = 2; /* not applied, and free now: read again */
+    } else {
+        rc = remember(a, &li, ddb_clock_mono_ns(l->clock), err);
+        rc = rc ? rc : 1;
+    }
+    ddb__lock_item_cleanup(&li);
+    return rc;
+}
+
 /* One write. 0 with *out set: the lease. 1: refused (the holder is remembered). Else an
  * error. */
 static int try_write(acq *a, ddb_lease **out, ddb_error *err)
@@ -129,10 +198,18 @@ static int try_write(acq *a, ddb_lease **out, ddb_error *err)
     int rc = dl_item_acquire(l, a->name, a->owner, rvn, a->lease_ms,
                              a->have_seen ? &a->seen : NULL, a->stop, &old, err);
     int64_t after = ddb_clock_mono_ns(l->clock);
-    if (rc != 0 && rc != DDB_ECONDITION) {
+    if (rc == DDB_EINDOUBT && !old)
+        return resolve_write(a, replacing, sent, out, err);
+    if (rc == DDB_ECANCELED) {
+        hand_back(a, err);
+        return rc;
+    }
+    if (rc != 0 && !dl_condition_failed(rc, err)) {
         ddb_item_free(old);
         return rc;
     }
+    if (rc == DDB_EINDOUBT)
+        rc = DDB_ECONDITION; /* the last attempt's failed condition, with the item */
     answered(a);
     ddb__lock_item li;
     ddb_error perr;

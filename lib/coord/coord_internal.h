@@ -192,6 +192,17 @@ int dl_item_release_start(ddb_lease *lease, ddb_cancel *cancel, ddb__item_reply_
 /* A request on a lock's key that DynamoDB refused because the table's key attributes
  * are not strings: rewrites err to say so, naming the lock and the table. Returns rc. */
 int dl_key_rule(const ddb_lock_table *locks, const char *name, int rc, ddb_error *err);
+/* A write's condition failed: DDB_ECONDITION, or DDB_EINDOUBT whose last attempt failed
+ * its condition (an earlier attempt's answer was lost). */
+bool dl_condition_failed(int rc, const ddb_error *e);
+/* After a write in doubt: reads lock `name` with a consistent read and parses it into li
+ * (to clean up with ddb__lock_item_cleanup in every case). 0, or the read's error. */
+int dl_item_resolve(ddb_lock_table *locks, const char *name, ddb_cancel *cancel,
+                    ddb__lock_item *li, ddb_error *err);
+/* Releases lock `name` on condition that `owner` holds it: the hand-back of an acquire
+ * whose outcome is in doubt. 0, DDB_ECONDITION (not held by owner), or an error. */
+int dl_item_release_owner(ddb_lock_table *locks, const char *name, const char *owner,
+                          ddb_cancel *cancel, ddb_error *err);
 /* The fenced check: a ConditionCheck in tx that the item of lock `name` in `table` has
  * this owner and fencing token. 0, or an error in err (not yet given to tx). */
 int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,
@@ -214,6 +225,13 @@ void dl_metric_contention_retry(ddb_client *c, const char *table, const char *er
 void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,
             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* A third of a lease, in ms (at least 1): the heartbeat's period, and the bound of the
+ * writes that hand a lock back. */
+static inline int64_t dl_third_ms(int64_t lease_ms)
+{
+    return lease_ms / 3 > 0 ? lease_ms / 3 : 1;
+}
+
 /* lease.c */
 ddb_lease *dl_lease_new(ddb_lock_table *locks, const char *name, const char *owner,
                         const char *rvn, int64_t lease_ms, int64_t fence, bool takeover,
@@ -226,7 +244,8 @@ bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason);
  * the lease is held and renewed, DDB_ELOST when it is lost (or had ended: a late answer
  * never revives it), else rc (an error that leaves the lease as it was). */
 int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
-                     int64_t after_ns, bool old_exists);
+                     int64_t after_ns, bool old_exists,
+                     const ddb_error *e);
 /* Releases the lock of a lease (no free), bounded by `cancel` (may be NULL). */
 void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel);
 /* Ends a lease: sets ended, stops its heartbeat, releases its lock, takes it off its

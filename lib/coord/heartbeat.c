@@ -26,7 +26,8 @@ static void cleanup_reply(void *arg, int rc, ddb_result *res, ddb_error *err)
 {
     (void)res;
     ddb_lease *lease = arg;
-    if (rc != 0 && rc != DDB_ECONDITION && rc != DDB_ECANCELED) {
+    bool not_ours = dl_condition_failed(rc, err);
+    if (rc != 0 && !not_ours && rc != DDB_ECANCELED) {
         const char *table = ddb_table_name(lease->table);
         dl_log(lease->client, DDB_LOG_DEBUG, DDB_EVENT_NONE,
                (const char *const[]){"lock", lease->name, "table", table, "error",
@@ -38,7 +39,7 @@ static void cleanup_reply(void *arg, int rc, ddb_result *res, ddb_error *err)
     pthread_mutex_lock(&lease->mu);
     lease->cleaning = false;
     /* Done with, unless it failed: the holder's own release then tries again. */
-    lease->cleaned = rc == 0 || rc == DDB_ECONDITION;
+    lease->cleaned = rc == 0 || not_ours;
     ddb_cancel *stop = lease->cleanup_stop;
     lease->cleanup_stop = NULL;
     pthread_cond_broadcast(&lease->idle);
@@ -128,7 +129,7 @@ static void renew_reply(void *arg, int rc, ddb_result *res, ddb_error *err)
         dl_metric_renewal(lease->client, ddb_table_name(lease->table), error_type);
     ddb__span_end(lease->client, span, error_type);
 
-    int out = dl_lease_renewed(lease, rc, rvn, sent, after, res && res->item);
+    int out = dl_lease_renewed(lease, rc, rvn, sent, after, res && res->item, err);
     if (out == 0) {
         pthread_mutex_lock(&lease->mu);
         int64_t next = lease->next_attempt_ns, expiry = lease->expiry_ns;

@@ -157,8 +157,13 @@ bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason)
 /* --------------------------------------------------------------- renewal */
 
 int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
-                     int64_t after_ns, bool old_exists)
+                     int64_t after_ns, bool old_exists, const ddb_error *e)
 {
+    /* The renewal's condition is only that the owner is still the lease's, and a
+     * renewal never changes the owner: a failed condition means the lease is lost,
+     * whether or not an earlier attempt whose answer was lost had been applied. */
+    if (rc == DDB_EINDOUBT && dl_condition_failed(rc, e))
+        rc = DDB_ECONDITION;
     if (rc == DDB_ECANCELED && ddb_cancel_is_set(lease->ended))
         return DDB_ELOST; /* released or lost while it was on its way */
     if (rc == 0) {
@@ -229,7 +234,7 @@ int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error 
     if (!(rc == DDB_ECANCELED && lease_ended))
         dl_metric_renewal(lease->client, table, error_type);
     ddb__span_end(lease->client, span, error_type);
-    int out = dl_lease_renewed(lease, rc, rvn, sent, after, old != NULL);
+    int out = dl_lease_renewed(lease, rc, rvn, sent, after, old != NULL, &e);
     ddb_item_free(old);
     if (out == 0) {
         dl_heartbeat_moved(lease);
@@ -259,9 +264,28 @@ void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel)
     ddb_error_clear(&e);
     int rc = dl_item_release(lease, cancel, &e);
     ddb_telemetry_set_parent(saved);
+    if (rc == DDB_EINDOUBT && !dl_condition_failed(rc, &e)) {
+        /* Every answer was lost: the item tells. Free with this lease's token is this
+         * release (a new holder would have raised the token); still ours, not applied. */
+        ddb_lock_table *l = atomic_load(&lease->locks);
+        ddb__lock_item li = {0};
+        ddb_error rerr;
+        ddb_error_clear(&rerr);
+        if (l && dl_item_resolve(l, lease->name, cancel, &li, &rerr) == 0) {
+            bool mine = li.held && strcmp(li.owner, lease->owner) == 0;
+            if (!mine)
+                rc = 0;
+            else
+                ddb__fail(&e, DDB_EINDOUBT,
+                          "the release was not applied: its answer was lost, and the lock "
+                          "still names this holder");
+        }
+        ddb__lock_item_cleanup(&li);
+    }
     ddb__span_end(lease->client, span, rc ? dl_error_type(&e, rc) : NULL);
-    if (rc == DDB_ECONDITION) {
-        /* Someone else took the lock over: it is left alone. */
+    if (dl_condition_failed(rc, &e)) {
+        /* Someone else took the lock over, or an earlier attempt whose answer was lost
+         * released it: either way it is not this lease's now, and is left alone. */
         return;
     }
     if (rc != 0) {
@@ -299,7 +323,7 @@ void dl_lease_end(ddb_lease *lease)
     if (loss == DDB_LOSS_NONE || (loss == DDB_LOSS_EXPIRED && !cleaned)) {
         int64_t now = ddb_clock_mono_ns(lease->clock);
         int64_t left_ms = loss == DDB_LOSS_NONE && expiry > now ? (expiry - now) / DL_NS_PER_MS
-                                                                : lease->lease_ms / 3;
+                                                                : dl_third_ms(lease->lease_ms);
         ddb_cancel *bound = ddb_cancel_new();
         if (bound && ddb_cancel_after(bound, lease->clock, left_ms > 0 ? left_ms : 1) != 0) {
             ddb_cancel_unref(bound);

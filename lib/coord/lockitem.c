@@ -146,7 +146,7 @@ static int item_to_state(const ddb_lock_table *l, const char *name, const ddb__l
 int dl_state_of(const ddb_lock_table *l, const char *name, const ddb_item *item,
                 ddb_lock_state *out, ddb_error *err)
 {
-    ddb__lock_item li;
+    ddb__lock_item li = {0};
     int rc = ddb__lock_item_parse(l, name, item, &li, err);
     if (rc == 0)
         rc = item_to_state(l, name, &li, 0, out, err);
@@ -166,7 +166,7 @@ int ddb_lock_table_get_state(ddb_lock_table *l, const char *name, ddb_lock_state
     if (rc != 0)
         return rc;
     int64_t now = ddb_clock_mono_ns(l->clock);
-    ddb__lock_item li;
+    ddb__lock_item li = {0};
     rc = ddb__lock_item_parse(l, name, item, &li, err);
     ddb_item_free(item);
     if (rc == 0)
@@ -284,7 +284,7 @@ int ddb_lock_list_next(ddb_lock_list *list, const char **name, ddb_lock_state *o
         if (!n)
             continue;
         snprintf(list->name, sizeof list->name, "%s", n);
-        ddb__lock_item li;
+        ddb__lock_item li = {0};
         int rc = ddb__lock_item_parse(list->locks, list->name, item, &li, err);
         if (rc == 0)
             rc = item_to_state(list->locks, list->name, &li,
@@ -452,7 +452,7 @@ int dl_item_acquire(ddb_lock_table *l, const char *name, const char *owner, cons
                                                   .return_values = DDB_RETURN_ALL_OLD,
                                                   .return_old_on_condition_fail = true},
                              &res, cancel, err);
-        if (rc == 0 || rc == DDB_ECONDITION) {
+        if (rc == 0 || dl_condition_failed(rc, err)) {
             *old = res.item;
             res.item = NULL;
         }
@@ -512,6 +512,28 @@ int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
                              &res, cancel, err);
         rc = dl_key_rule(l, name, rc, err);
         int64_t fence = 0;
+        if (rc == DDB_EINDOUBT) {
+            /* The answer was lost: this call's owner id in the item means it was applied. */
+            ddb__lock_item li = {0};
+            ddb_error rerr;
+            ddb_error_clear(&rerr);
+            if (dl_item_resolve(l, name, cancel, &li, &rerr) == 0) {
+                bool mine = li.held && strcmp(li.owner, owner) == 0;
+                rc = mine ? 0
+                          : ddb__fail(err, DDB_ESTATE,
+                                      "The write of a holder of lock \"%s\" in table \"%s\" "
+                                      "lost its answer and was not applied: another holder "
+                                      "wrote the lock since.",
+                                      name, ddb_table_name(l->table));
+                if (mine && token)
+                    *token = li.fence;
+                ddb__lock_item_cleanup(&li);
+                ddb_result_cleanup(&res);
+                ddb_item_free(r.values);
+                ddb_item_free(key);
+                return rc;
+            }
+        }
         if (rc == 0 && (!res.item || ddb_item_get_i64(res.item, DDB__LOCK_ATTR_FENCE,
                                                       &fence) != 0))
             rc = ddb__fail(err, DDB_EPROTOCOL,
@@ -525,6 +547,30 @@ int ddb_lock_force_hold(ddb_lock_table *l, const char *name, int64_t lease_ms,
     ddb_item_free(r.values);
     ddb_item_free(key);
     return rc;
+}
+
+/* A forced release whose answer was lost: a lock free now (or no item) is what the write
+ * would have left, so it is done; a holder means it was not applied, and the doubt stays
+ * when the read fails too. */
+static int resolve_free(ddb_lock_table *l, const char *name, ddb_cancel *cancel,
+                        ddb_error *err)
+{
+    ddb__lock_item li = {0};
+    ddb_error rerr;
+    ddb_error_clear(&rerr);
+    if (dl_item_resolve(l, name, cancel, &li, &rerr) != 0) {
+        ddb__lock_item_cleanup(&li);
+        return DDB_EINDOUBT;
+    }
+    bool held = li.held;
+    ddb__lock_item_cleanup(&li);
+    if (held)
+        return ddb__fail(err, DDB_EINDOUBT,
+                         "The release of lock \"%s\" in table \"%s\" lost its answer and the "
+                         "lock is held now: it was not applied, or a new holder came since.",
+                         name, ddb_table_name(l->table));
+    ddb_error_clear(err);
+    return 0;
 }
 
 int ddb_lock_force_release(ddb_lock_table *l, const char *name, ddb_cancel *cancel,
@@ -550,6 +596,8 @@ int ddb_lock_force_release(ddb_lock_table *l, const char *name, ddb_cancel *canc
                                                                 ? r.values
                                                                 : NULL},
                              NULL, cancel, err);
+        if (rc == DDB_EINDOUBT)
+            rc = resolve_free(l, name, cancel, err);
         if (rc == DDB_ECONDITION) {
             ddb_error_clear(err);
             rc = 0;
@@ -598,7 +646,24 @@ int ddb_lock_release_if(ddb_lock_table *l, const char *name, const char *owner,
                                                         .names = r.names,
                                                         .values = r.values},
                                    NULL, cancel, err);
-        if (rc == 0) {
+        if (rc == DDB_EINDOUBT) {
+            /* The answer to an attempt was lost: the item tells. Released with this token
+             * means this call's write (a release keeps the token, and a new holder would
+             * have raised it). */
+            ddb__lock_item li = {0};
+            ddb_error rerr;
+            ddb_error_clear(&rerr);
+            if (dl_item_resolve(l, name, cancel, &li, &rerr) == 0) {
+                ddb_error_clear(err);
+                rc = 0;
+                *released = li.exists && !li.held && li.fence == fencing_token;
+                ddb__lock_item_cleanup(&li);
+            } else if (err) {
+                size_t n = strlen(err->message);
+                snprintf(err->message + n, sizeof err->message - n,
+                         "; the read that would tell failed too (%s)", rerr.message);
+            }
+        } else if (rc == 0) {
             *released = true;
         } else if (rc == DDB_ECONDITION) {
             ddb_error_clear(err);
@@ -622,6 +687,17 @@ int ddb_lock_force_delete(ddb_lock_table *l, const char *name, ddb_cancel *cance
         return err ? err->code : DDB_EINVAL;
     int rc = ddb_table_delete_item(l->table, key, NULL, NULL, cancel, err);
     ddb_item_free(key);
+    if (rc == DDB_EINDOUBT) {
+        /* The answer was lost: no item now means the delete was applied. */
+        ddb__lock_item li = {0};
+        ddb_error rerr;
+        ddb_error_clear(&rerr);
+        if (dl_item_resolve(l, name, cancel, &li, &rerr) == 0 && !li.exists) {
+            ddb_error_clear(err);
+            rc = 0;
+        }
+        ddb__lock_item_cleanup(&li);
+    }
     return dl_key_rule(l, name, rc, err);
 }
 
@@ -672,6 +748,50 @@ int dl_item_read(ddb_lock_table *l, const char *name, ddb_cancel *cancel, ddb_it
     ddb_result_cleanup(&res);
     ddb_item_free(key);
     return dl_key_rule(l, name, rc, err);
+}
+
+/* ------------------------------------------------------ writes in doubt */
+
+bool dl_condition_failed(int rc, const ddb_error *e)
+{
+    return rc == DDB_ECONDITION ||
+           (rc == DDB_EINDOUBT && e &&
+            strcmp(e->aws_type, "ConditionalCheckFailedException") == 0);
+}
+
+int dl_item_resolve(ddb_lock_table *l, const char *name, ddb_cancel *cancel,
+                    ddb__lock_item *li, ddb_error *err)
+{
+    memset(li, 0, sizeof *li);
+    ddb_item *item = NULL;
+    int rc = dl_item_read(l, name, cancel, &item, err);
+    if (rc == 0)
+        rc = ddb__lock_item_parse(l, name, item, li, err);
+    ddb_item_free(item);
+    return rc;
+}
+
+int dl_item_release_owner(ddb_lock_table *l, const char *name, const char *owner,
+                          ddb_cancel *cancel, ddb_error *err)
+{
+    ddb_item *key;
+    req r;
+    int rc = force_begin(l, name, &key, &r, err);
+    if (rc != 0)
+        return rc;
+    build_unhold(&r, l);
+    req_s(&r, ":o", owner);
+    if (r.failed)
+        rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    else
+        rc = ddb_table_update_item(l->table, key, r.update,
+                                   &(ddb_write_options){.condition = "#o = :o",
+                                                        .names = r.names,
+                                                        .values = r.values},
+                                   NULL, cancel, err);
+    ddb_item_free(r.values);
+    ddb_item_free(key);
+    return rc;
 }
 
 /* What a lease's own write (renewal, release) starts from: its lock table, the key of
@@ -781,7 +901,7 @@ int dl_item_renew(ddb_lease *lease, const char *rvn, ddb_cancel *cancel, ddb_ite
         return rc;
     ddb_result res = {0};
     rc = send_lease_write(l, key, &r, true, cancel, &res, NULL, NULL, err);
-    if (rc == DDB_ECONDITION) {
+    if (dl_condition_failed(rc, err)) {
         *old = res.item;
         res.item = NULL;
     }

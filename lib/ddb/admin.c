@@ -145,6 +145,48 @@ static bool already_enabled(const ddb_error *e)
     return e->code == DDB_EVALIDATION && strstr(e->message, "already enabled") != NULL;
 }
 
+static int describe(ddb_client *c, const char *name, ddb_table_info *info, ddb_cancel *cancel,
+                    ddb_error *err);
+
+/* A key type as asked: 0 means a string. */
+static ddb_type or_string(ddb_type t)
+{
+    return t ? t : DDB_S;
+}
+
+/* A CreateTable whose answer was lost (and whose retry, if any, found the table in use):
+ * DescribeTable decides. A table with the asked key schema is taken as this call's; another
+ * key schema is the ResourceInUseException it would have been; no table means it was not
+ * applied. The doubt stays (local kept) when the describe fails too. */
+static int create_resolved(ddb_client *c, const char *name, const ddb_key_schema *key,
+                           ddb_cancel *cancel, ddb_error *local)
+{
+    ddb_table_info info;
+    ddb_error derr;
+    ddb_error_clear(&derr);
+    int rc = describe(c, name, &info, cancel, &derr);
+    if (rc == DDB_ENOTFOUND)
+        return ddb__fail(local, DDB_ENETWORK,
+                         "CreateTable of %s was not applied: its answer was lost and the "
+                         "table does not exist", name);
+    if (rc != 0) {
+        size_t n = strlen(local->message);
+        snprintf(local->message + n, sizeof local->message - n,
+                 "; DescribeTable, which would tell, failed too (%.120s)", derr.message);
+        return DDB_EINDOUBT;
+    }
+    bool same = strcmp(info.pk, key->pk) == 0 && info.pk_type == or_string(key->pk_type) &&
+                strcmp(info.sk, key->sk ? key->sk : "") == 0 &&
+                (!key->sk || info.sk_type == or_string(key->sk_type));
+    if (same) {
+        ddb_error_clear(local);
+        return 0;
+    }
+    ddb__fail(local, DDB_EINUSE, "Table already exists: %s (with another key schema)", name);
+    snprintf(local->aws_type, sizeof local->aws_type, "ResourceInUseException");
+    return DDB_EINUSE;
+}
+
 int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schema *key,
                             const ddb_create_table_options *o, ddb_cancel *cancel,
                             ddb_error *err)
@@ -190,6 +232,8 @@ int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schem
     ddb_error local;
     rc = ddb__client_send(c, &call, req, &resp, cancel, NULL, &local);
     json_object_put(resp);
+    if (rc == DDB_EINDOUBT)
+        rc = create_resolved(c, name, key, cancel, &local);
     if (rc == DDB_EINUSE && o->exist_ok)
         rc = 0;
     if (rc != 0) {

@@ -277,6 +277,8 @@ static void span_finish(ddb_client *c, uint64_t id, const ddb__call *call, int64
 
 /* ---------------------------------------------------------------- sending */
 
+typedef struct doubt doubt;
+
 typedef struct attempt_result {
     int code;                       /* 0, or DDB_E* */
     bool network;                   /* no answer (retryable transport failure) */
@@ -441,6 +443,47 @@ static int attempt_once(ddb_client *c, const char *op, const char *body, size_t 
     return rc;
 }
 
+/* ------------------------------------------------------- outcomes in doubt */
+
+/* Whether an operation writes. Reads apply nothing, so a lost answer to one is only a
+ * failure; anything not known to read counts as a write (ExecuteStatement may be either). */
+static bool op_writes(const char *op)
+{
+    static const char *const reads[] = { "GetItem", "BatchGetItem", "Query", "Scan",
+                                         "TransactGetItems", "GetRecords", "GetShardIterator",
+                                         NULL };
+    if (strncmp(op, "Describe", 8) == 0 || strncmp(op, "List", 4) == 0)
+        return false;
+    for (size_t i = 0; reads[i]; i++)
+        if (strcmp(op, reads[i]) == 0)
+            return false;
+    return true;
+}
+
+/* A call's memory of its attempts in doubt: the first that was sent and never answered. */
+struct doubt {
+    bool lost;
+    char what[160];
+};
+
+static void doubt_note(doubt *d, int rc, const ddb_error *aerr)
+{
+    if (d->lost || rc == DDB_ENOMEM)
+        return;
+    d->lost = true;
+    snprintf(d->what, sizeof d->what, "%.159s", aerr->message[0] ? aerr->message : ddb_error_string(rc));
+}
+
+/* A final failure that settles a write in doubt as not applied: one the attempt in doubt
+ * would have met too (the same request is invalid), or a transaction refused although its
+ * ClientRequestToken would have made the retry succeed had the first attempt been applied. */
+static bool doubt_settled(const ddb__call *call, int rc)
+{
+    if (rc == DDB_EVALIDATION)
+        return true;
+    return rc == DDB_ETXCANCELED && strcmp(call->operation, "TransactWriteItems") == 0;
+}
+
 /* The error type of an error answer (read once: the body is kept for the outcome). */
 static const char *read_type_only(attempt_result *out)
 {
@@ -468,10 +511,13 @@ static bool skew_corrected(ddb_client *c, const attempt_result *out)
  * success whose body parsed, else the error code; *retry says whether the standard mode
  * retries it, and *delay_ms how long it waits first (the quota is taken then). */
 static int attempt_outcome(ddb_client *c, int attempt, int rc, attempt_result *out,
-                           ddb_error *aerr, int *last_cost, bool *retry, int64_t *delay_ms)
+                           ddb_error *aerr, int *last_cost, bool *retry, int64_t *delay_ms,
+                           doubt *d)
 {
     *retry = false;
     *delay_ms = 0;
+    if (rc != 0 && out->http.sent)
+        doubt_note(d, rc, aerr);
     bool network = false, throttling = false, skew = false;
     if (c->limiter && (rc == 0 || rc == DDB_ENETWORK || rc == DDB_ETIMEDOUT))
         ddb__rate_limiter_update(c->limiter,
@@ -530,10 +576,38 @@ static void log_retry(ddb_client *c, const ddb__call *call, int attempt, int64_t
     ddb__client_log(c, DDB_LOG_DEBUG, DDB_EVENT_NONE, "dynalock.ddb", "retrying a request", f, 4);
 }
 
-/* Fills err with the final failure of a call and returns the error.type for telemetry. */
-static const char *call_error(const ddb__call *call, int rc, const attempt_result *out,
-                              const ddb_error *aerr, int retries, ddb_error *err)
+/* Fills err with the final failure of a call and returns the error.type for telemetry.
+ * A write with an attempt in doubt ends in DDB_EINDOUBT unless its last failure is one the
+ * first attempt would have met as well (doubt_settled). */
+static const char *call_error(const ddb__call *call, int *rcp, const attempt_result *out,
+                              const ddb_error *aerr, int retries, const doubt *d,
+                              ddb_error *err)
 {
+    int rc = *rcp;
+    if (rc == DDB_ECANCELED && d->lost && op_writes(call->operation)) {
+        ddb__fail(err, rc, "%s was cancelled after an attempt was sent; it may or may not "
+                  "have been applied", call->operation);
+        if (err)
+            err->retries = retries;
+        return ddb_error_name(rc);
+    }
+    if (d->lost && rc != DDB_ECANCELED && op_writes(call->operation) && !doubt_settled(call, rc)) {
+        *rcp = DDB_EINDOUBT;
+        const char *last = out->aws_type[0] ? (out->message[0] ? out->message : out->aws_type)
+                                            : aerr->message[0] ? aerr->message
+                                                               : ddb_error_string(rc);
+        ddb__fail(err, DDB_EINDOUBT,
+                  "%s may or may not have been applied: the answer to an attempt was lost "
+                  "(%s)%s%s", call->operation, d->what,
+                  retries > 0 ? "; the last attempt: " : "", retries > 0 ? last : "");
+        if (err) {
+            snprintf(err->aws_type, sizeof err->aws_type, "%s", out->aws_type);
+            err->http_status = (int)out->http.status;
+            snprintf(err->request_id, sizeof err->request_id, "%s", out->http.request_id);
+            err->retries = retries;
+        }
+        return ddb_error_name(DDB_EINDOUBT);
+    }
     const char *etype;
     if (out->aws_type[0]) {
         ddb__fail(err, rc, "%s", out->message[0] ? out->message : out->aws_type);
@@ -570,6 +644,7 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
     int retries = 0, last_cost = 0;
     int rc;
     ddb_error aerr;
+    doubt d = { 0 };
     memset(out, 0, sizeof *out);
 
     for (int attempt = 0;; attempt++) {
@@ -586,7 +661,7 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
         rc = attempt_once(c, call->operation, body, len, cancel, out, &aerr);
         bool retry;
         int64_t delay_ms;
-        rc = attempt_outcome(c, attempt, rc, out, &aerr, &last_cost, &retry, &delay_ms);
+        rc = attempt_outcome(c, attempt, rc, out, &aerr, &last_cost, &retry, &delay_ms, &d);
         if (rc == 0 || !retry)
             break;
         log_retry(c, call, attempt, delay_ms, out, rc);
@@ -603,7 +678,7 @@ static int send_text(ddb_client *c, const ddb__call *call, const char *body, siz
 
     if (retries_out)
         *retries_out = retries;
-    const char *etype = rc != 0 ? call_error(call, rc, out, &aerr, retries, err) : NULL;
+    const char *etype = rc != 0 ? call_error(call, &rc, out, &aerr, retries, &d, err) : NULL;
     span_finish(c, span, call, start_ns, etype, retries);
     return rc;
 }
@@ -800,6 +875,7 @@ struct ddb__areq {
     int attempt, retries, last_cost;
     attempt_result out;
     ddb_error aerr;
+    doubt doubt;                  /* an attempt whose answer was lost */
     ddb__http_xfer *xfer;         /* the attempt in flight, or NULL */
     ddb__task step;               /* starts the next attempt */
     ddb__task stop;               /* the cancel token was set: abort */
@@ -828,7 +904,8 @@ static void areq_finish(ddb__areq *r, int rc)
     ddb__sched_cancel(c->sched, &r->stop);
     ddb_error err;
     ddb_error_clear(&err);
-    const char *etype = rc != 0 ? call_error(&r->call, rc, &r->out, &r->aerr, r->retries, &err) : NULL;
+    const char *etype = rc != 0 ? call_error(&r->call, &rc, &r->out, &r->aerr, r->retries,
+                                             &r->doubt, &err) : NULL;
     span_finish(c, r->span, &r->call, r->start_ns, etype, r->retries);
     json_object *body = rc == 0 || r->out.body ? r->out.body : NULL;
     r->out.body = NULL;
@@ -841,20 +918,21 @@ static void areq_answer(void *arg, int rc, ddb__http_response *resp, ddb_error *
 {
     ddb__areq *r = arg;
     r->xfer = NULL;
-    if (resp) {
-        r->out.http = *resp;
-        *resp = (ddb__http_response){ 0 }; /* the attempt keeps the body */
-    } else {
+    r->out.http = *resp;
+    *resp = (ddb__http_response){ 0 }; /* the attempt keeps the body */
+    if (rc != 0)
         r->aerr = *err;
-    }
     if (rc == DDB_ECANCELED || ddb_cancel_is_set(r->cancel)) {
+        if (r->out.http.sent)
+            doubt_note(&r->doubt, DDB_ECANCELED, &r->aerr);
         areq_finish(r, ddb__fail(&r->aerr, DDB_ECANCELED, "%s was cancelled in flight",
                                  r->call.operation));
         return;
     }
     bool retry;
     int64_t delay_ms;
-    rc = attempt_outcome(r->c, r->attempt, rc, &r->out, &r->aerr, &r->last_cost, &retry, &delay_ms);
+    rc = attempt_outcome(r->c, r->attempt, rc, &r->out, &r->aerr, &r->last_cost, &retry,
+                         &delay_ms, &r->doubt);
     if (rc == 0 || !retry) {
         areq_finish(r, rc);
         return;

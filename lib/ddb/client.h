@@ -31,13 +31,17 @@ typedef struct ddb__http_response {
     size_t len;
     char request_id[DDB_REQUEST_ID_MAX];
     char date[40];                      /* the Date header, "" if none */
+    bool sent;                          /* the request may have reached the server: true
+                                         * with an answer, and after a failure that came
+                                         * once any byte of it was written */
 } ddb__http_response;
 
 ddb__http *ddb__http_new(const ddb__http_options *o, ddb_error *err);
 void ddb__http_free(ddb__http *h);
 /* POSTs body with the given header lines ("Name: value"). Returns 0 when an answer of
  * any status arrived (out filled), or DDB_ECANCELED, DDB_ETIMEDOUT, DDB_ENETWORK,
- * DDB_ENOMEM with err filled. Any thread. */
+ * DDB_ENOMEM with err filled and out->sent saying whether the request may have reached
+ * the server all the same. Any thread. */
 int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
                    const char *body, size_t len, ddb_cancel *cancel,
                    ddb__http_response *out, ddb_error *err);
@@ -47,7 +51,7 @@ long ddb__http_connections_opened(ddb__http *h);
 /* Asynchronous transfers on one multi handle, driven by the client's scheduler thread
  * (the scheduler's I/O source). Every function but _new and _free runs on that thread;
  * `done` runs there too, once per started transfer: rc 0 with the answer (borrowed for
- * the call), or a DDB_E* with err. */
+ * the call), or a DDB_E* with err and resp->sent (resp is never NULL). */
 typedef struct ddb__http_async ddb__http_async;
 typedef struct ddb__http_xfer ddb__http_xfer;
 typedef void (*ddb__http_done_fn)(void *arg, int rc, ddb__http_response *resp, ddb_error *err);

@@ -32,6 +32,7 @@ static const code_info k_codes[] = {
     { DDB_EINUSE, "DDB_EINUSE", "resource in use" },
     { DDB_EWORK, "DDB_EWORK", "the leader's work failed" },
     { DDB_ELOST, "DDB_ELOST", "lease lost" },
+    { DDB_EINDOUBT, "DDB_EINDOUBT", "outcome in doubt: the write may or may not have been applied" },
 };
 
 static const code_info *find_code(int code)

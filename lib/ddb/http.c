@@ -192,6 +192,41 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+/* Whether a failed transfer may have delivered its request: false only when it failed
+ * before any byte of the request was written -- the name did not resolve, the connection
+ * or the TLS handshake failed, or a timeout or cancel came before the request went out
+ * (curl counts no request bytes and no body bytes sent). Anything else (a reset, an early
+ * EOF, a timeout while waiting for the answer) may have reached DynamoDB. */
+static bool request_may_be_sent(CURL *e, CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_OUT_OF_MEMORY:
+        return false;
+    default:
+        break;
+    }
+    long header_bytes = 0;
+    curl_off_t body_bytes = 0;
+    if (curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &header_bytes) != CURLE_OK ||
+        curl_easy_getinfo(e, CURLINFO_SIZE_UPLOAD_T, &body_bytes) != CURLE_OK)
+        return true;
+    return header_bytes > 0 || body_bytes > 0 || cc != CURLE_OPERATION_TIMEDOUT;
+}
+
 static int code_for_curl(CURLcode cc)
 {
     switch (cc) {
@@ -202,6 +237,38 @@ static int code_for_curl(CURLcode cc)
     default:
         return DDB_ENETWORK;
     }
+}
+
+/* ------------------------------------------------------------ a request's body */
+
+/* A POST body that curl reads through a callback and cannot rewind. libcurl silently sends
+ * a request again when a reused connection closes before any answer, rewinding a body
+ * given with CURLOPT_POSTFIELDS; a DynamoDB write may then be applied twice without anyone
+ * knowing that its first answer was lost. A body it cannot rewind makes that a failure
+ * (CURLE_SEND_FAIL_REWIND) that the client sees and counts as a request that was sent. */
+typedef struct body_src {
+    const char *p;
+    size_t len, off;
+} body_src;
+
+static size_t on_read(char *buf, size_t size, size_t n, void *arg)
+{
+    body_src *b = arg;
+    size_t room = size * n, left = b->len - b->off;
+    if (room > left)
+        room = left;
+    memcpy(buf, b->p + b->off, room);
+    b->off += room;
+    return room;
+}
+
+static void set_body(CURL *e, body_src *b, const char *body, size_t len)
+{
+    *b = (body_src){ .p = body, .len = len };
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, b);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 }
 
 /* ---------------------------------------------------------- one blocking transfer */
@@ -273,11 +340,26 @@ static int transfer_failed(const char *errbuf, int rc, CURLcode cc, const sink *
     if (k->too_long)
         return ddb__fail(err, DDB_EPROTOCOL,
                          "the answer's %s header is longer than the client keeps", k->too_long);
+    if (cc == CURLE_SEND_FAIL_REWIND)
+        return ddb__fail(err, DDB_ENETWORK, "the connection closed after the request was "
+                         "sent, without an answer");
     if (cc != CURLE_OK) {
         int code = code_for_curl(cc);
         return ddb__fail(err, code, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
     }
     return 0;
+}
+
+/* Whether a transfer that ended (run: slot_run's result, 0 when curl finished it) may
+ * have delivered its request. An answer means it did; a cancel or a failure is judged by
+ * what curl sent before it. */
+static bool transfer_sent(CURL *e, int run, CURLcode cc)
+{
+    if (run == DDB_ECANCELED)
+        return request_may_be_sent(e, CURLE_OPERATION_TIMEDOUT);
+    if (run != 0)
+        return true; /* the multi interface failed mid-transfer: no telling */
+    return cc == CURLE_OK || request_may_be_sent(e, cc);
 }
 
 /* ------------------------------------------------------------- ddb__http_send */
@@ -616,8 +698,8 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     CURL *e = s->easy;
     s->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, n_headers ? nodes : NULL);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    body_src src;
+    set_body(e, &src, body, len);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
 
@@ -631,6 +713,7 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
         atomic_fetch_add(&h->connects, connects);
 
     rc = transfer_failed(s->errbuf, run, cc, &k, err);
+    bool sent = transfer_sent(e, run, cc);
     if (rc == 0)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
     slot_give(h, s, broken);
@@ -639,8 +722,10 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     if (rc != 0) {
         dl__buf_cleanup(&k.body);
         memset(out, 0, sizeof *out);
+        out->sent = sent;
         return rc;
     }
+    out->sent = true;
     return 0;
 }
 
@@ -653,6 +738,7 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
 struct ddb__http_xfer {
     ddb__http_async *owner;
     CURL *easy;
+    body_src src;
     struct curl_slist *headers;
     sink k;
     char request_id[DDB_REQUEST_ID_MAX];
@@ -790,8 +876,7 @@ int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t
     x->done = done;
     x->arg = arg;
     curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
-    curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    set_body(x->easy, &x->src, body, len);
     if (a->running < a->limit) {
         if (xfer_run(a, x) != 0) {
             xfer_give(a, x);
@@ -817,6 +902,7 @@ static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
     if (curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
         atomic_fetch_add(&a->http->connects, connects);
     rc = transfer_failed(x->errbuf, 0, cc, &x->k, &e);
+    resp.sent = transfer_sent(x->easy, 0, cc);
     if (rc == 0) {
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp.status);
         resp.body = dl__buf_take(&x->k.body, &resp.len);
@@ -829,7 +915,7 @@ static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
     void *arg = x->arg;
     xfer_give(a, x);
     atomic_fetch_sub(&a->busy, 1);
-    done(arg, rc, rc == 0 ? &resp : NULL, &e);
+    done(arg, rc, &resp, &e);
     ddb__http_response_cleanup(&resp);
 }
 
@@ -849,14 +935,16 @@ static void start_queued(ddb__http_async *a)
             void *arg = x->arg;
             xfer_give(a, x);
             atomic_fetch_sub(&a->busy, 1);
-            done(arg, DDB_ENOMEM, NULL, &e);
+            done(arg, DDB_ENOMEM, &(ddb__http_response){ 0 }, &e);
         }
     }
 }
 
 void ddb__http_async_abort(ddb__http_async *a, ddb__http_xfer *x)
 {
+    ddb__http_response resp = { 0 };
     if (x->running) {
+        resp.sent = request_may_be_sent(x->easy, CURLE_OPERATION_TIMEDOUT);
         /* Removing a handle mid-transfer closes its connection; the handle stays good. */
         curl_multi_remove_handle(a->multi, x->easy);
         x->running = false;
@@ -881,7 +969,7 @@ void ddb__http_async_abort(ddb__http_async *a, ddb__http_xfer *x)
     void *arg = x->arg;
     xfer_give(a, x);
     atomic_fetch_sub(&a->busy, 1);
-    done(arg, DDB_ECANCELED, NULL, &e);
+    done(arg, DDB_ECANCELED, &resp, &e);
     start_queued(a);
 }
 

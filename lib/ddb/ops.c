@@ -181,7 +181,9 @@ static int read_answer(const char *op, int rc, json_object *resp, const char *it
             if (err)
                 err->retries = retries;
         }
-    } else if (rc == DDB_ECONDITION) {
+    } else if ((rc == DDB_ECONDITION || rc == DDB_EINDOUBT) && resp) {
+        /* A failed condition (also the last attempt of a write in doubt) may carry the
+         * item, with ReturnValuesOnConditionCheckFailure=ALL_OLD. */
         ddb_item *old = NULL;
         if (ddb__jget_item(resp, "Item", &old, NULL) == 0)
             res->item = old;

@@ -3,9 +3,14 @@
  * old item, with ALL_OLD) from CancellationReasons. ddb_client_transact_get is TransactGetItems. */
 #include "client.h"
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 /* DynamoDB takes at most 100 actions per transaction. */
 #define TX_MAX_ACTIONS 100
@@ -258,6 +263,42 @@ static char *tx_table_names(const ddb_tx *tx)
     return s;
 }
 
+/* A random version-4 UUID (36 characters and a NUL), the form the AWS SDKs give a
+ * ClientRequestToken they fill in. */
+static const char *new_request_token(char out[37])
+{
+    unsigned char b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, 0);
+        if (n > 0) {
+            got += (size_t)n;
+        } else if (n < 0 && errno != EINTR) {
+            /* No entropy source: unique within this process is what a retry needs. */
+            static _Atomic uint64_t counter;
+            uint64_t x = atomic_fetch_add(&counter, 1) + 1, y = (uint64_t)getpid();
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            y ^= (uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec;
+            memcpy(b, &x, 8);
+            memcpy(b + 8, &y, 8);
+            break;
+        }
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    static const char hex[] = "0123456789abcdef";
+    char *p = out;
+    for (size_t i = 0; i < sizeof b; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *p++ = '-';
+        *p++ = hex[b[i] >> 4];
+        *p++ = hex[b[i] & 15];
+    }
+    *p = '\0';
+    return out;
+}
+
 int ddb_tx_send(ddb_tx *tx, ddb_cancel *cancel, ddb_error *err)
 {
     ddb__err_reset(err);
@@ -286,7 +327,12 @@ int ddb_tx_send(ddb_tx *tx, ddb_cancel *cancel, ddb_error *err)
             goto out;
         }
     }
-    if (tx->token && !ddb__jadd_str(req, "ClientRequestToken", tx->token)) {
+    /* As the AWS SDKs fill in an idempotency token: one per send, the same on every
+     * retry, so that a retry of a transaction that was applied while its answer was lost
+     * succeeds (for ten minutes) instead of failing its conditions. */
+    char made[37];
+    const char *token = tx->token ? tx->token : new_request_token(made);
+    if (!ddb__jadd_str(req, "ClientRequestToken", token)) {
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto out;
     }

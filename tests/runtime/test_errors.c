@@ -16,12 +16,13 @@ START_TEST(codes_are_fixed)
     ck_assert_int_eq(DDB_ETHROTTLED, -10);
     ck_assert_int_eq(DDB_EACCESS, -16);
     ck_assert_int_eq(DDB_ELOST, -19);
+    ck_assert_int_eq(DDB_EINDOUBT, -20);
 }
 END_TEST
 
 START_TEST(names_and_texts)
 {
-    for (int code = 0; code >= DDB_ELOST; code--) {
+    for (int code = 0; code >= DDB_EINDOUBT; code--) {
         const char *name = ddb_error_name(code);
         const char *text = ddb_error_string(code);
         ck_assert_ptr_nonnull(name);

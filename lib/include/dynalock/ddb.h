@@ -11,6 +11,24 @@
  * fill the caller-owned ddb_error. Constructors return a pointer or NULL and fill err.
  * Codes are never renumbered.
  *
+ * Outcomes: every failure of a call that writes says which of three it is.
+ *  - Not applied: DynamoDB answered with an error (DDB_ECONDITION, DDB_EVALIDATION, ...),
+ *    or nothing was sent: DDB_ENETWORK and DDB_ETIMEDOUT mean that the request failed
+ *    before any byte of it was written (name resolution, connection, TLS handshake), and
+ *    DDB_ECREDENTIALS, DDB_EINVAL and DDB_ENOMEM come before sending too.
+ *  - Unknown: DDB_EINDOUBT. An attempt was sent and its answer never came (a reset, an
+ *    early EOF, a timeout while waiting), and what followed could not tell whether it was
+ *    applied: every retry failed too, or a retry was refused in a way the first attempt's
+ *    success would explain (a failed condition, a table in use). aws_type and http_status
+ *    then describe the last attempt, and the message says what is known. The writes of the
+ *    lock layer and ddb_table_create resolve what they can by reading afterwards, and
+ *    TransactWriteItems carries a ClientRequestToken that makes its retries idempotent, so
+ *    they report DDB_EINDOUBT only when that read fails too.
+ *  - DDB_ECANCELED: the caller's cancel token ended the call. The message says whether the
+ *    request was "in flight" (then a write may have been applied) or not yet sent.
+ * A read (GetItem, Query, Scan, BatchGetItem, TransactGetItems, Describe*, List*) applies
+ * nothing, so a lost answer to one is DDB_ENETWORK or DDB_ETIMEDOUT as before.
+ *
  * Threads: a ddb_client, its tables, clocks and cancel tokens may be used from any
  * thread at once. Items, iterators and transactions belong to one thread at a time.
  */
@@ -57,6 +75,8 @@ enum {
     DDB_EINUSE = -17,       /* ResourceInUseException */
     DDB_EWORK = -18,        /* the work of a leader failed (ddb_lock_run_as_leader) */
     DDB_ELOST = -19,        /* the lease is no longer held */
+    DDB_EINDOUBT = -20,     /* a write whose outcome is in doubt: an attempt was sent and
+                             * its answer lost, and it may or may not have been applied */
 };
 
 #define DDB_ERROR_TYPE_MAX 128
