@@ -90,6 +90,35 @@ static void costs(void)
     ddb_lock_try_acquire(la, "free", 30000, &lease, NULL, &err);
     fakedb_stats s1 = fakedb_get_stats(db, NULL);
     printf("requests per acquire of a free lock: %ld\n", s1.requests - s0.requests);
+    bool held = false;
+    ddb_lease_renew(lease, &held, NULL, &err);
+    fakedb_stats s2 = fakedb_get_stats(db, NULL);
+    printf("requests per renewal: %ld\n", s2.requests - s1.requests);
+
+    /* an acquire whose answer is lost (one attempt): the write, and the read that tells */
+    ddb_client *cl = ddb_client_new(&(ddb_client_options){.endpoint = fakedb_endpoint(db),
+                                                          .region = "us-east-1",
+                                                          .access_key_id = "AKIDBENCH",
+                                                          .secret_access_key = "bench",
+                                                          .clock = clock,
+                                                          .imds_disabled = true,
+                                                          .log_level = DDB_LOG_ERROR,
+                                                          .retry = {.max_attempts = DDB_NO_RETRIES}},
+                                    &err);
+    ddb_table *tl = ddb_table_open(cl, "Bench", "pk", "sk", &err);
+    ddb_lock_table *ll = ddb_lock_table_new(tl, NULL, &err);
+    fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_LOST_RESPONSE,
+                                         .operation = "UpdateItem", .count = 1});
+    ddb_lease *lost = NULL;
+    fakedb_stats l0 = fakedb_get_stats(db, NULL);
+    int lrc = ddb_lock_try_acquire(ll, "lost", 30000, &lost, NULL, &err);
+    fakedb_stats l1 = fakedb_get_stats(db, NULL);
+    printf("requests per acquire whose answer was lost: %ld (%s)\n", l1.requests - l0.requests,
+           lrc == 0 && lost ? "acquired" : ddb_error_name(lrc));
+    ddb_lease_release(lost);
+    ddb_lock_table_free(ll);
+    ddb_table_close(tl);
+    ddb_client_free(cl);
 
     /* a contender polls a live holder 30 times */
     ddb_lease *none = NULL;

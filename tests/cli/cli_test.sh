@@ -4,7 +4,8 @@
 # time with POST /fake/clock/advance instead of sleeping for a lease, and waits for what
 # the processes do by polling with a bound, never by a fixed sleep.
 # Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST...]
-# Without TEST, every test but t_lease_deadline (ctest runs it as cli_lease_deadline).
+# Without TEST, every test but t_lease_deadline and t_lost_answers (ctest runs them as
+# cli_lease_deadline and cli_lost_answers, beside cli_e2e).
 set -u
 DL=$1
 FAKEDB=$2
@@ -986,6 +987,84 @@ EOS
     finish "$contender"
     expect_eq "the contender's status" 0 "$st"
     unhang
+}
+
+# lose OPERATION COUNT: fakedb applies the matching writes and closes the connection
+# before the answer (a lost_response fault); COUNT 0 loses every answer until unhang.
+lose() {
+    curl -sf "$EP/fake/faults" -d "{\"kind\":\"lost_response\",\"operation\":\"$1\",\"table\":\"lost\",\"count\":$2}" \
+        >/dev/null || fail "installing a lost_response fault"
+}
+# fail_reads: every GetItem answers 500, so the read that would tell what happened fails.
+fail_reads() {
+    curl -sf "$EP/fake/faults" -d '{"kind":"error","operation":"GetItem","table":"lost","error_type":"InternalServerError"}' \
+        >/dev/null || fail "installing an error fault"
+}
+
+# Writes whose answer is lost: 0 where the command can know it was applied, 79 (with what
+# to do) where it cannot, never 69 or 77 for a write that was applied.
+t_lost_answers() {
+    "$DL" table create lost --exist-ok >/dev/null
+    local L=(--table lost)
+    lose PutItem 0
+    capture "$DL" put "${L[@]}" --item '{"pk":{"S":"p1"}}'
+    unhang
+    expect_eq "put, every answer lost" 79 "$st"
+    expect_match "put's message" "may or may not have been applied" "$err"
+    expect_match "what to do" "dynalock state NAME" "$err"
+    expect_match "the put was applied all the same" '"p1"' "$(get_item lost p1)"
+
+    "$DL" simulate "${L[@]}" --label stuck holder job >/dev/null
+    lose UpdateItem 1
+    capture "$DL" release "${L[@]}" job --if-token 1
+    unhang
+    expect_eq "release --if-token, the first answer lost" 0 "$st"
+    expect_match "it says released" "lock 'job' is released" "$out"
+
+    "$DL" simulate "${L[@]}" --label stuck holder job2 >/dev/null
+    lose UpdateItem 0
+    fail_reads
+    capture "$DL" release "${L[@]}" job2 --if-token 1
+    unhang
+    expect_eq "release --if-token, every answer lost and no read" 79 "$st"
+    expect_match "release's message" "may or may not have been applied" "$err"
+
+    lose UpdateItem 0
+    capture "$DL" simulate "${L[@]}" --label sim holder job3
+    unhang
+    expect_eq "simulate holder, every answer lost (a read tells)" 0 "$st"
+    expect_eq "the simulated holder is there" sim "$("$DL" state "${L[@]}" --json job3 | sed -n 's/.*"holder":"\([^"]*\)".*/\1/p')"
+
+    curl -sf "$EP/fake/faults" -d '{"kind":"lost_response","operation":"CreateTable","count":1}' >/dev/null
+    capture "$DL" table create lost_create
+    unhang
+    expect_eq "table create, the first answer lost" 0 "$st"
+
+    lose UpdateItem 0
+    fail_reads
+    capture "$DL" run "${L[@]}" --wait 0 job4 -- true
+    unhang
+    expect_eq "run --wait 0, every answer lost and no read" 79 "$st"
+    expect_match "run says what it handed back" "release on condition of this acquire's owner id" "$err"
+    expect_eq "the lock is not left blocked" '"held":false' "$("$DL" state "${L[@]}" --json job4 | grep -o '"held":false')"
+
+    lose UpdateItem 1
+    capture "$DL" run "${L[@]}" --wait 0 job5 -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN"'
+    unhang
+    expect_eq "run --wait 0, the acquire's answer lost (a read tells)" "0 1" "$st $out"
+
+    curl -sf "$EP/fake/faults" -d '{"kind":"lost_response","operation":"TransactWriteItems"}' >/dev/null ||
+        fail "installing a lost_response fault"
+    capture "$DL" run "${L[@]}" --wait 0 job6 -- sh -c \
+        '"$DL" put --if-held --table lost --item "{\"pk\":{\"S\":\"f1\"}}"; echo "put=$?"'
+    unhang
+    expect_eq "put --if-held, every answer lost" "0 put=79" "$st $out"
+    expect_match "the fenced put was applied all the same" '"f1"' "$(get_item lost f1)"
+    curl -sf "$EP/fake/faults" -d '{"kind":"lost_response","operation":"TransactWriteItems","count":1}' >/dev/null
+    capture "$DL" run "${L[@]}" --wait 0 job6 -- sh -c \
+        '"$DL" put --if-held --table lost --item "{\"pk\":{\"S\":\"f2\"}}"; echo "put=$?"'
+    unhang
+    expect_eq "put --if-held, the first answer lost (the token makes the retry succeed)" "0 put=0" "$st $out"
 }
 
 # ------------------------------------------------------------------ the runner

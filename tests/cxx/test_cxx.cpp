@@ -71,7 +71,8 @@ static_assert(DDB_OK == 0 && DDB_EINVAL == -1 && DDB_ENOMEM == -2 && DDB_ECANCEL
                   DDB_ECONDITION == -7 && DDB_ETXCANCELED == -8 && DDB_ENOTFOUND == -9 &&
                   DDB_ETHROTTLED == -10 && DDB_ECREDENTIALS == -11 && DDB_EPROTOCOL == -12 &&
                   DDB_ESTATE == -13 && DDB_EVALIDATION == -14 && DDB_EIO == -15 &&
-                  DDB_EACCESS == -16 && DDB_EINUSE == -17 && DDB_EWORK == -18 && DDB_ELOST == -19,
+                  DDB_EACCESS == -16 && DDB_EINUSE == -17 && DDB_EWORK == -18 && DDB_ELOST == -19 &&
+                  DDB_EINDOUBT == -20,
               "error codes");
 static_assert(DDB_LOG_TRACE == 1 && DDB_LOG_DEBUG == 2 && DDB_LOG_INFO == 3 && DDB_LOG_WARN == 4 &&
                   DDB_LOG_ERROR == 5 && DDB_LOG_OFF == 6,

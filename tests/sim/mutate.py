@@ -46,6 +46,14 @@ MUTATIONS = [
          "    if (now < expiry || waiting) {\n"
          "        ddb__sched_at(lease->sched, &lease->deadline_task,\n"
          "                      now < expiry ? expiry : now + DL_NS_PER_MS);")]),
+    # Outcomes told truly: a write whose answer was lost is reported as what the item shows.
+    ("an operator's release in doubt reported not released", [
+        ("lib/coord/lockitem.c", "*released = li.exists && !li.held && li.fence == fencing_token;",
+         "*released = false;")]),
+    ("an acquire in doubt reported as held by another", [
+        ("lib/coord/acquire.c",
+         "    if (li.held && strcmp(li.owner, a->owner) == 0) {\n        /* Applied:",
+         "    if (li.held && strcmp(li.owner, a->owner) == 0 && false) {\n        /* Applied:")]),
 ]
 
 

@@ -110,6 +110,8 @@ struct sim {
     char who[2][16];          /* the processes a violation names, for its trace */
     int64_t max_dt;
     bool in_delay;            /* a request is being delayed: no second delay inside it */
+    long delays;              /* requests delayed so far (the others acted meanwhile) */
+    int64_t writes;           /* fenced writes so far: each carries its number as "w" */
     bool closing;             /* the run is over: no more faults, no more records */
     /* Guards the renewals in flight of every process: a new lease's first renewal may
      * start on its scheduler's thread while its acquire is still returning. */
@@ -165,6 +167,38 @@ static int owner_seq(sim *s, const char *owner)
         return 0;
     snprintf(s->owners[s->n_owners], sizeof s->owners[0], "%s", owner);
     return ++s->n_owners;
+}
+
+/* Whether an owner id was handed out in a lease, or left by an outcome in doubt. */
+static bool owner_known(sim *s, const char *owner)
+{
+    for (int i = 0; i < s->n_owners; i++)
+        if (strcmp(s->owners[i], owner) == 0)
+            return true;
+    return false;
+}
+
+/* The truth, as the observer reads it (consistent, no faults): the lock item, or NULL. */
+static ddb_item *read_item(sim *s, const char *pk, const char *sk)
+{
+    ddb_item *key = ddb_item_new();
+    ddb_item_set_s(key, "pk", pk);
+    ddb_item_set_s(key, "sk", sk);
+    ddb_result res = {0};
+    ddb_table_get_item(s->otable, key, &(ddb_get_options){.consistent_read = true}, &res, NULL,
+                       NULL);
+    ddb_item_free(key);
+    ddb_item *it = res.item;
+    res.item = NULL;
+    ddb_result_cleanup(&res);
+    return it;
+}
+
+static ddb_item *read_lock(sim *s)
+{
+    char pk[64];
+    snprintf(pk, sizeof pk, "LOCK#%s", LOCK);
+    return read_item(s, pk, "LOCK");
 }
 
 static int64_t own_ms(proc *p)
@@ -236,6 +270,7 @@ static void on_span_start(void *arg, uint64_t id, uint64_t parent, const char *n
         int64_t late = rng_range(&s->r, 1, LEASE_MS + LEASE_MS / 3);
         ev(s, "p%d.%d %s: on its way for %" PRId64 " ms", p->id, p->gen, name, late);
         s->in_delay = true;
+        s->delays++;
         s->now_ms += late;
         for (int i = 0; i < s->np; i++) {
             proc *q = s->p[i];
@@ -436,6 +471,10 @@ static void acquired(sim *s, proc *p, ddb_lease *lease)
         if (owner && strcmp(owner, ddb_lease_owner(lease)) == 0 && fence != p->token)
             violate(s, "token", "p%d.%d acquired token %" PRId64 ", but the item it holds has "
                     "fencing token %" PRId64, p->id, p->gen, p->token, fence);
+        if ((!owner || strcmp(owner, ddb_lease_owner(lease)) != 0) &&
+            !ddb_cancel_is_set(ddb_lease_ended(lease)))
+            violate(s, "truth", "p%d.%d acquired token %" PRId64 ", but the item does not name "
+                    "its lease", p->id, p->gen, p->token);
     }
     ddb_result_cleanup(&res);
     ddb_item_free(key);
@@ -485,6 +524,8 @@ static void fenced_write(sim *s, proc *p)
     ddb_item_set_s(res, "pk", "RESOURCE");
     ddb_item_set_s(res, "sk", "R");
     ddb_item_set_i64(res, "token", p->token);
+    int64_t write_id = ++s->writes;
+    ddb_item_set_i64(res, "w", write_id);
     ddb_item *vals = ddb_item_new();
     ddb_item_set_i64(vals, ":t", p->token);
     ddb_tx_put(tx, p->table, res,
@@ -495,6 +536,26 @@ static void fenced_write(sim *s, proc *p)
     ddb_error err;
     int rc = ddb_tx_send(tx, NULL, &err);
     catch_up(p);
+    /* The truth: the resource names the write it holds. */
+    ddb_item *now = read_item(s, "RESOURCE", "R");
+    int64_t w = 0;
+    if (now)
+        ddb_item_get_i64(now, "w", &w);
+    ddb_item_free(now);
+    if (rc == 0 && w != write_id)
+        violate(s, "truth", "p%d.%d's write %" PRId64 " reported applied, but the resource "
+                "holds write %" PRId64, p->id, p->gen, write_id, w);
+    else if (rc != 0 && rc != DDB_EINDOUBT && rc != DDB_ECANCELED && w == write_id)
+        violate(s, "truth", "p%d.%d's write %" PRId64 " reported %s, but the resource holds it",
+                p->id, p->gen, write_id, ddb_error_name(rc));
+    if (rc == DDB_EINDOUBT && w == write_id) {
+        ev(s, "p%d.%d write with token %" PRId64 " in doubt: it was applied", p->id, p->gen,
+           p->token);
+        if (p->token < s->last_accepted)
+            violate(s, "fencing", "a write with token %" PRId64 " was accepted after one with "
+                    "token %" PRId64, p->token, s->last_accepted);
+        s->last_accepted = p->token;
+    }
     if (rc == 0) {
         ev(s, "p%d.%d wrote with token %" PRId64, p->id, p->gen, p->token);
         if (p->token < s->last_accepted)
@@ -511,6 +572,71 @@ static void fenced_write(sim *s, proc *p)
     ddb_item_free(vals);
     ddb_item_free(res);
     ddb_tx_free(tx);
+}
+
+/* ------------------------------------------------------- outcomes told truly */
+
+/* An acquire that took no lease. Unless it said its outcome is unknown, it applied
+ * nothing: the item names no owner that no lease was handed (an orphan a lost answer
+ * left). In doubt, an owner it may have left is noted, as a lease's would be. */
+static void truth_not_acquired(sim *s, proc *p, int rc)
+{
+    ddb_item *it = read_lock(s);
+    const char *owner = it ? ddb_item_get_s(it, DDB__LOCK_ATTR_OWNER) : NULL;
+    if (owner && !owner_known(s, owner)) {
+        if (rc == DDB_EINDOUBT || rc == DDB_ECANCELED) {
+            ev(s, "p%d.%d acquire in doubt left owner %d in the item", p->id, p->gen,
+               owner_seq(s, owner));
+        } else {
+            violate(s, "truth", "p%d.%d's acquire reported %s, but the item names owner %d, "
+                    "which no lease was handed", p->id, p->gen,
+                    rc ? ddb_error_name(rc) : "held by another", owner_seq(s, owner));
+        }
+    }
+    ddb_item_free(it);
+}
+
+/* An operator's hand-back (ddb_lock_release_if) of the holder the item shows: released
+ * means the item is free with that token, not released means it was not this call's
+ * write that freed it. */
+static void release_if(sim *s, proc *p)
+{
+    ddb_item *before = read_lock(s);
+    int64_t token = 0;
+    bool was_held = before && ddb_item_get(before, DDB__LOCK_ATTR_OWNER);
+    if (before)
+        ddb_item_get_i64(before, DDB__LOCK_ATTR_FENCE, &token);
+    ddb_item_free(before);
+    if (!was_held || token < 1)
+        return;
+    /* An operator hands back a stuck holder's lock: one whose process crashed or no longer
+     * believes it holds (forcing a live holder out is the override exclusion forbids). */
+    for (int i = 0; i < s->np; i++)
+        if (!s->p[i]->crashed && believes(s->p[i]) && s->p[i]->token == token)
+            return;
+    bool released = false;
+    ddb_error err;
+    long delays = s->delays;
+    int rc = ddb_lock_release_if(p->locks, LOCK, NULL, token, &released, NULL, &err);
+    catch_up(p);
+    ev(s, "p%d.%d releases token %" PRId64 " as an operator: %s", p->id, p->gen, token,
+       rc ? ddb_error_name(rc) : released ? "released" : "not released");
+    ddb_item *after = read_lock(s);
+    int64_t fence = 0;
+    bool held = after && ddb_item_get(after, DDB__LOCK_ATTR_OWNER);
+    if (after)
+        ddb_item_get_i64(after, DDB__LOCK_ATTR_FENCE, &fence);
+    ddb_item_free(after);
+    bool freed_with_token = after && !held && fence == token;
+    if (rc == 0 && released && !freed_with_token)
+        violate(s, "truth", "p%d.%d's release of token %" PRId64 " reported released, but the "
+                "item is %s with token %" PRId64, p->id, p->gen, token, held ? "held" : "free",
+                fence);
+    /* Unless a request was on its way long enough for the others to act (a delay), nobody
+     * else wrote the item during the call: free with the token is this call's write. */
+    if (rc == 0 && !released && freed_with_token && s->delays == delays)
+        violate(s, "truth", "p%d.%d's release of token %" PRId64 " reported not released, "
+                "but the item is free with that token", p->id, p->gen, token);
 }
 
 /* ---------------------------------------------------------------- one step */
@@ -554,6 +680,10 @@ static void act(sim *s, proc *p)
                 acquired(s, p, lease);
             else if (rc != 0)
                 ev(s, "p%d.%d acquire failed: %s", p->id, p->gen, ddb_error_name(rc));
+            if (!lease)
+                truth_not_acquired(s, p, rc);
+        } else if (rng_chance(&s->r, 60)) {
+            release_if(s, p);
         }
         return;
     }
@@ -568,7 +698,20 @@ static void act(sim *s, proc *p)
     } else if (roll < 560) {
         bool held = false;
         ddb_error err;
+        long delays = s->delays;
         int rc = ddb_lease_renew(p->lease, &held, NULL, &err);
+        /* Before the clock catches up (its heartbeat could renew again), and unless the
+         * others acted while a request was on its way. */
+        if (rc == 0 && held && s->delays == delays &&
+            !ddb_cancel_is_set(ddb_lease_ended(p->lease))) {
+            /* Renewed: the item still names the lease (its condition held). */
+            ddb_item *it = read_lock(s);
+            const char *got = it ? ddb_item_get_s(it, DDB__LOCK_ATTR_OWNER) : NULL;
+            if (!got || strcmp(got, ddb_lease_owner(p->lease)) != 0)
+                violate(s, "truth", "p%d.%d's renewal of token %" PRId64 " reported applied, but "
+                        "the item does not name its lease", p->id, p->gen, p->token);
+            ddb_item_free(it);
+        }
         catch_up(p);
         ev(s, "p%d.%d renews token %" PRId64 ": %s", p->id, p->gen, p->token,
            rc ? ddb_error_name(rc) : held ? "held" : "ended");
