@@ -26,6 +26,7 @@ static bool is_transient(int rc, const ddb_error *e)
     case DDB_ENETWORK:
     case DDB_ETIMEDOUT:
     case DDB_ECREDENTIALS: /* credentials that are not there yet */
+    case DDB_EINDOUBT:     /* an acquire that could not tell; it handed the lock back */
         return true;
     default:
         return e->http_status >= 500 && e->http_status <= 599;
