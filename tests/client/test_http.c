@@ -3,8 +3,10 @@
  * server that hangs is left by the cancel token's eventfd; an answer over the cap, a
  * header longer than a fixed field, too many header lines are refused with a clear error
  * and never cut; a header value is kept whole; a request waiting for the pool's only
- * connection is woken by the connection coming back, or by its cancel token. No test
- * sleeps: each waits on an event of the server or of the request. */
+ * connection is woken by the connection coming back, or by its cancel token; a lost
+ * answer (reset or close) counts as sent, a refused connection as not, and a request is
+ * never sent twice behind the caller's back. No test sleeps: each waits on an event of
+ * the server or of the request. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -19,7 +21,7 @@
 #include "client.h"
 
 /* What the server does with the request on each connection it accepts. */
-typedef enum { ANSWER_OK, ANSWER_BIG, ANSWER_LONG_HEADERS, HANG } mode;
+typedef enum { ANSWER_OK, ANSWER_BIG, ANSWER_LONG_HEADERS, HANG, CLOSE, RESET } mode;
 
 #define LONG_HEADER_LEN 5000   /* longer than any fixed field of the client's */
 #define BIG_BODY_LEN 10000
@@ -101,6 +103,8 @@ static void answer(int fd, mode m)
         fprintf(f, "\r\nContent-Length: 2\r\n\r\n{}");
         break;
     case HANG:
+    case CLOSE:
+    case RESET:
         break;
     }
     fclose(f);
@@ -122,6 +126,15 @@ static void *server_main(void *arg)
             uint64_t one = 1;
             ssize_t w = write(s->arrived_fd, &one, sizeof one);
             (void)w;
+            if (m == CLOSE || m == RESET) {
+                /* The request has arrived (and would be applied); the answer is lost: an
+                 * orderly close, or a reset (SO_LINGER 0). */
+                if (m == RESET)
+                    setsockopt(fd, SOL_SOCKET, SO_LINGER,
+                               &(struct linger){ .l_onoff = 1, .l_linger = 0 },
+                               sizeof(struct linger));
+                break;
+            }
             if (m == HANG) {
                 if (s->cancel_on_request)
                     ddb_cancel_set(s->cancel_on_request);
@@ -403,6 +416,63 @@ START_TEST(post_waiting_for_the_connection_is_cancelled)
 }
 END_TEST
 
+/* An answer lost after the request arrived, by a reset or a close: a network failure
+ * whose request was sent (it may have been applied). */
+START_TEST(post_answer_lost_was_sent)
+{
+    server_start((mode[]){ RESET, CLOSE }, 2, NULL);
+    ddb__http *h = pool(1);
+    ddb__http_response resp;
+    ddb_error err;
+    const char *lines[] = { "Content-Type: application/x-amz-json-1.0" };
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{}", 2, NULL, &resp, &err), DDB_ENETWORK);
+    ck_assert(resp.sent);
+    ck_assert_int_eq(resp.status, 0);
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{}", 2, NULL, &resp, &err), DDB_ENETWORK);
+    ck_assert(resp.sent);
+    ddb__http_free(h);
+    server_stop();
+}
+END_TEST
+
+/* A connection refused: nothing was sent. */
+START_TEST(post_refused_connection_was_not_sent)
+{
+    snprintf(srv.url, sizeof srv.url, "http://127.0.0.1:1/");
+    ddb__http *h = pool(1);
+    ddb__http_response resp;
+    ddb_error err;
+    const char *lines[] = { "Content-Type: application/x-amz-json-1.0" };
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{}", 2, NULL, &resp, &err), DDB_ENETWORK);
+    ck_assert(!resp.sent);
+    ddb__http_free(h);
+}
+END_TEST
+
+/* A kept-alive connection that closes after the request, before any answer: libcurl
+ * would send the request again on a new connection without telling. It must not: the
+ * client sees the lost answer (and decides), and the server gets the request once. */
+START_TEST(post_is_never_resent_silently)
+{
+    server_start((mode[]){ ANSWER_OK, CLOSE, ANSWER_OK }, 3, NULL);
+    ddb__http *h = pool(1);
+    ddb__http_response resp;
+    ddb_error err;
+    const char *lines[] = { "Content-Type: application/x-amz-json-1.0" };
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{\"a\":1}", 7, NULL, &resp, &err), 0);
+    ddb__http_response_cleanup(&resp);
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{\"a\":2}", 7, NULL, &resp, &err),
+                     DDB_ENETWORK);
+    ck_assert(resp.sent);
+    /* The third mode answers the third request, not a silent resend of the second. */
+    ck_assert_int_eq(ddb__http_post(h, lines, 1, "{\"a\":3}", 7, NULL, &resp, &err), 0);
+    ck_assert_int_eq(resp.status, 200);
+    ddb__http_response_cleanup(&resp);
+    ddb__http_free(h);
+    server_stop();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("http");
@@ -418,6 +488,9 @@ int main(void)
     tcase_add_test(tc, post_refuses_an_answer_over_the_cap);
     tcase_add_test(tc, post_refuses_too_many_header_lines);
     tcase_add_test(tc, post_waiting_for_the_connection_is_cancelled);
+    tcase_add_test(tc, post_answer_lost_was_sent);
+    tcase_add_test(tc, post_refused_connection_was_not_sent);
+    tcase_add_test(tc, post_is_never_resent_silently);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
 }
