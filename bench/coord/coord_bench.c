@@ -32,7 +32,7 @@
 
 static fakedb *db;
 
-static ddb_client *client_on(ddb_clock *clock, const ddb_telemetry *tel)
+static ddb_client *client_with(ddb_clock *clock, const ddb_telemetry *tel, int max_attempts)
 {
     ddb_error err;
     ddb_client *c = ddb_client_new(&(ddb_client_options){.endpoint = fakedb_endpoint(db),
@@ -42,13 +42,19 @@ static ddb_client *client_on(ddb_clock *clock, const ddb_telemetry *tel)
                                                          .clock = clock,
                                                          .imds_disabled = true,
                                                          .log_level = DDB_LOG_ERROR,
-                                                         .telemetry = tel},
+                                                         .telemetry = tel,
+                                                         .retry = {.max_attempts = max_attempts}},
                                    &err);
     if (!c) {
         fprintf(stderr, "client: %s\n", err.message);
         exit(1);
     }
     return c;
+}
+
+static ddb_client *client_on(ddb_clock *clock, const ddb_telemetry *tel)
+{
+    return client_with(clock, tel, 0);
 }
 
 static int threads_now(void)
@@ -96,15 +102,7 @@ static void costs(void)
     printf("requests per renewal: %ld\n", s2.requests - s1.requests);
 
     /* an acquire whose answer is lost (one attempt): the write, and the read that tells */
-    ddb_client *cl = ddb_client_new(&(ddb_client_options){.endpoint = fakedb_endpoint(db),
-                                                          .region = "us-east-1",
-                                                          .access_key_id = "AKIDBENCH",
-                                                          .secret_access_key = "bench",
-                                                          .clock = clock,
-                                                          .imds_disabled = true,
-                                                          .log_level = DDB_LOG_ERROR,
-                                                          .retry = {.max_attempts = DDB_NO_RETRIES}},
-                                    &err);
+    ddb_client *cl = client_with(clock, NULL, DDB_NO_RETRIES);
     ddb_table *tl = ddb_table_open(cl, "Bench", "pk", "sk", &err);
     ddb_lock_table *ll = ddb_lock_table_new(tl, NULL, &err);
     fakedb_fault_add(db, &(fakedb_fault){.kind = FAKEDB_FAULT_LOST_RESPONSE,
