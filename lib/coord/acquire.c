@@ -162,10 +162,12 @@ static int resolve_write(acq *a, bool replacing, int64_t sent, ddb_lease **out,
     int rc = dl_item_resolve(l, a->name, a->stop, &li, &rerr);
     if (rc != 0) {
         ddb__lock_item_cleanup(&li);
+        char lost[161];
+        snprintf(lost, sizeof lost, "%.160s", err ? err->message : "");
         ddb__fail(err, DDB_EINDOUBT,
                   "The acquire of lock \"%s\" in table \"%s\" is in doubt: its answer was "
-                  "lost (%.160s) and the read that would tell failed too (%.120s).",
-                  a->name, ddb_table_name(l->table), err ? err->message : "", rerr.message);
+                  "lost (%s) and the read that would tell failed too (%.120s).",
+                  a->name, ddb_table_name(l->table), lost, rerr.message);
         hand_back(a, err);
         return DDB_EINDOUBT;
     }
