@@ -116,10 +116,22 @@ static void forget(acq *a)
     a->have_seen = false;
 }
 
+/* The bound of a hand-back started in the background: its token, cancelled a third of a
+ * lease after the start, and freed with the answer. */
+static void hand_back_done(void *arg, int rc, ddb_result *res, ddb_error *err)
+{
+    (void)rc;
+    (void)res;
+    (void)err;
+    ddb_cancel_unref(arg);
+}
+
 /* Gives back what an acquire that ends without knowing its outcome may hold: a release on
- * condition of this acquire's owner id, bounded by a third of the lease (the caller's
- * cancel may be set already). Says in err's message what it did. */
-static void hand_back(acq *a, ddb_error *err)
+ * condition of this acquire's owner id, bounded by a third of the lease. An acquire that
+ * ran its course waits for it and says in err's message what it did. One that its caller
+ * stopped (a signal, a deadline) does not hold the caller up: the release goes on in the
+ * background, on the client's scheduler, within the same bound. */
+static void hand_back(acq *a, bool stopped, ddb_error *err)
 {
     ddb_lock_table *l = a->locks;
     ddb_cancel *bound = ddb_cancel_new();
@@ -129,7 +141,19 @@ static void hand_back(acq *a, ddb_error *err)
     }
     ddb_error e;
     ddb_error_clear(&e);
-    int rc = bound ? dl_item_release_owner(l, a->name, a->owner, bound, &e)
+    if (stopped) {
+        if (bound && dl_item_release_owner(l, a->name, a->owner, bound, hand_back_done, bound,
+                                           &e) != 0)
+            ddb_cancel_unref(bound);
+        if (err && bound) {
+            size_t n = strlen(err->message);
+            snprintf(err->message + n, sizeof err->message - n,
+                     " A release on condition of this acquire's owner id was started, in case "
+                     "its write had been applied.");
+        }
+        return;
+    }
+    int rc = bound ? dl_item_release_owner(l, a->name, a->owner, bound, NULL, NULL, &e)
                    : ddb__fail(&e, DDB_ENOMEM, "Out of memory.");
     ddb_cancel_unref(bound);
     if (!err)
@@ -168,7 +192,7 @@ static int resolve_write(acq *a, bool replacing, int64_t sent, ddb_lease **out,
                   "The acquire of lock \"%s\" in table \"%s\" is in doubt: its answer was "
                   "lost (%s) and the read that would tell failed too (%.120s).",
                   a->name, ddb_table_name(l->table), lost, rerr.message);
-        hand_back(a, err);
+        hand_back(a, false, err);
         return DDB_EINDOUBT;
     }
     answered(a);
@@ -203,7 +227,7 @@ static int try_write(acq *a, ddb_lease **out, ddb_error *err)
     if (rc == DDB_EINDOUBT && !old)
         return resolve_write(a, replacing, sent, out, err);
     if (rc == DDB_ECANCELED) {
-        hand_back(a, err);
+        hand_back(a, true, err);
         return rc;
     }
     if (rc != 0 && !dl_condition_failed(rc, err)) {

@@ -200,9 +200,11 @@ bool dl_condition_failed(int rc, const ddb_error *e);
 int dl_item_resolve(ddb_lock_table *locks, const char *name, ddb_cancel *cancel,
                     ddb__lock_item *li, ddb_error *err);
 /* Releases lock `name` on condition that `owner` holds it: the hand-back of an acquire
- * whose outcome is in doubt. 0, DDB_ECONDITION (not held by owner), or an error. */
+ * whose outcome is in doubt. 0, DDB_ECONDITION (not held by owner), or an error; with fn,
+ * started on the client's scheduler instead, fn told the outcome there. */
 int dl_item_release_owner(ddb_lock_table *locks, const char *name, const char *owner,
-                          ddb_cancel *cancel, ddb_error *err);
+                          ddb_cancel *cancel, ddb__item_reply_fn fn, void *arg,
+                          ddb_error *err);
 /* The fenced check: a ConditionCheck in tx that the item of lock `name` in `table` has
  * this owner and fencing token. 0, or an error in err (not yet given to tx). */
 int dl_item_check(ddb_tx *tx, ddb_table *table, const char *name, const char *owner,

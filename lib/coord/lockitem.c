@@ -772,7 +772,8 @@ int dl_item_resolve(ddb_lock_table *l, const char *name, ddb_cancel *cancel,
 }
 
 int dl_item_release_owner(ddb_lock_table *l, const char *name, const char *owner,
-                          ddb_cancel *cancel, ddb_error *err)
+                          ddb_cancel *cancel, ddb__item_reply_fn fn, void *arg,
+                          ddb_error *err)
 {
     ddb_item *key;
     req r;
@@ -781,14 +782,13 @@ int dl_item_release_owner(ddb_lock_table *l, const char *name, const char *owner
         return rc;
     build_unhold(&r, l);
     req_s(&r, ":o", owner);
+    ddb_write_options o = {.condition = "#o = :o", .names = r.names, .values = r.values};
     if (r.failed)
         rc = ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    else if (fn)
+        rc = ddb__update_item_start(l->table, key, r.update, &o, cancel, fn, arg, err);
     else
-        rc = ddb_table_update_item(l->table, key, r.update,
-                                   &(ddb_write_options){.condition = "#o = :o",
-                                                        .names = r.names,
-                                                        .values = r.values},
-                                   NULL, cancel, err);
+        rc = ddb_table_update_item(l->table, key, r.update, &o, NULL, cancel, err);
     ddb_item_free(r.values);
     ddb_item_free(key);
     return rc;
