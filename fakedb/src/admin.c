@@ -1,7 +1,8 @@
 /* admin.c: the control endpoints under /fake/ (JSON in, JSON out): health, the clock
  * (read, advance, set, and a long poll until it reaches a time), faults, reset and
- * statistics; and the metrics in Prometheus's text format (metrics.c). DynamoDB's API
- * never uses these paths. */
+ * statistics; the metrics in Prometheus's text format (metrics.c); and the console
+ * (console.c), handed everything under /fake/console. DynamoDB's API never uses these
+ * paths. */
 #include "server.h"
 
 #include <stdio.h>
@@ -70,7 +71,7 @@ static bool parse_i64(const char *s, int64_t *out)
     return true;
 }
 
-static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
+void fakedb__admin_add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
 {
     fakedb_fault f;
     memset(&f, 0, sizeof f);
@@ -87,7 +88,7 @@ static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
         f.kind = FAKEDB_FAULT_LOST_REQUEST;
     else {
         reply_error(rs, 400, "kind must be error, delay, lost_response, lost_request or unprocessed");
-        return 0;
+        return;
     }
     int64_t v;
     f.operation = fakedb__json_str(b, "operation");
@@ -100,12 +101,11 @@ static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
     long id = fakedb_fault_add(db, &f);
     if (id < 0) {
         reply_error(rs, 400, "invalid fault");
-        return 0;
+        return;
     }
     json_object *o = json_object_new_object();
     json_object_object_add(o, "id", json_object_new_int64(id));
     reply(rs, 200, o);
-    return 0;
 }
 
 static json_object *stats_json(fakedb *db)
@@ -151,6 +151,10 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
         json_object_object_add(o, "ok", json_object_new_boolean(1));
         json_object_object_add(o, "version", json_object_new_string(fakedb_version()));
         reply(rs, 200, o);
+        return 0;
+    }
+    if (!strcmp(path, "/console") || !strncmp(path, "/console/", 9)) {
+        fakedb__console_handle(db, rq, rs, path + strlen("/console"));
         return 0;
     }
     if (!strcmp(path, "/clock") && get) {
@@ -212,7 +216,7 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
                 reply_error(rs, 400, "body must be a JSON object");
                 return 0;
             }
-            add_fault(db, b, rs);
+            fakedb__admin_add_fault(db, b, rs);
             json_object_put(b);
             return 0;
         }

@@ -359,6 +359,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     }
     if (rs->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (rs->console)
+        fakedb__console_headers(resp);
     enum MHD_Result r = MHD_queue_response(conn, (unsigned)rs->status, resp);
     MHD_destroy_response(resp);
     return r;
@@ -512,6 +514,9 @@ static void server_free(fakedb *db)
     pthread_cond_destroy(&db->fault_fired);
     pthread_mutex_destroy(&db->stats_lock);
     fakedb__metrics_cleanup(&db->metrics);
+    fakedb__console_free(db);
+    pthread_mutex_destroy(&db->recent.lock);
+    pthread_mutex_destroy(&db->console_lock);
     pthread_mutex_destroy(&db->wait_lock);
     pthread_mutex_destroy(&db->conn_lock);
     pthread_cond_destroy(&db->wait_cond);
@@ -556,6 +561,8 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     pthread_condattr_destroy(&fca);
     pthread_mutex_init(&db->stats_lock, NULL);
     fakedb__metrics_init(&db->metrics);
+    pthread_mutex_init(&db->recent.lock, NULL);
+    pthread_mutex_init(&db->console_lock, NULL);
     pthread_mutex_init(&db->wait_lock, NULL);
     pthread_mutex_init(&db->conn_lock, NULL);
     pthread_condattr_t ca;

@@ -16,4 +16,17 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
                          int64_t *until_ms, int64_t *timeout_ms);
 void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs);
 
+/* admin.c: adds the fault described by a JSON body, answering its id (or the error). */
+void fakedb__admin_add_fault(fakedb *db, json_object *body, fakedb__http_resp *rs);
+
+/* console.c: the console under /fake/console (path: the URL after "/fake/console").
+ * Answers in rs; never suspends. */
+void fakedb__console_handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
+                            const char *path);
+/* Adds the console's security headers (CSP, nosniff...) to a response. */
+struct MHD_Response;
+void fakedb__console_headers(struct MHD_Response *resp);
+/* Frees what the console remembers (the lock observations); at stop. */
+void fakedb__console_free(fakedb *db);
+
 #endif
