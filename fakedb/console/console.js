@@ -34,6 +34,16 @@
     tbody.replaceChildren(...rows);
   }
 
+  // Redraws a table only when what it shows changed, so that a refresh keeps the focus
+  // (and a pending click) on its buttons.
+  const drawn = new WeakMap();
+  function changed(tbody, data) {
+    const sig = JSON.stringify(data);
+    if (drawn.get(tbody) === sig) return false;
+    drawn.set(tbody, sig);
+    return true;
+  }
+
   function status(msg) { $('status').textContent = msg || ''; }
 
   async function get(path) {
@@ -107,6 +117,7 @@
   // ---- views
   function show(view) {
     state.view = view;
+    state.requestsDrawn = false;
     for (const b of document.querySelectorAll('.tab')) {
       if (b.dataset.view === view) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current');
     }
@@ -154,13 +165,16 @@
     return k;
   }
 
+  let itemsLoad = 0;
   async function loadItems() {
+    const mine = ++itemsLoad;
     const t = state.table;
     const q = new URLSearchParams({ table: t.TableName, limit: $('items-limit').value || '25' });
     const prefix = $('items-prefix').value;
     if (prefix) q.set('prefix', prefix);
     if (state.start) q.set('start', JSON.stringify(state.start));
     const d = await get('/items?' + q.toString());
+    if (mine !== itemsLoad) return; // a later load answers
     const format = $('items-format').value;
     const list = $('items-list');
     list.replaceChildren();
@@ -205,6 +219,7 @@
   async function loadLocks() {
     const d = await get('/locks');
     state.locks = d.locks;
+    if (!changed($('locks-list').tBodies[0], d.locks)) return;
     const rows = d.locks.map((l) => {
       const stateText = !l.held ? 'free' : l.past_due ? 'PAST DUE' : 'held';
       const tr = row([l.table, l.name, el('span', stateText, l.past_due ? 'state-due' : ''), l.holder, l.owner, l.fence,
@@ -245,6 +260,8 @@
 
   async function loadFaults() {
     const d = await get('/faults');
+    $('faults-total').textContent = 'Faults fired since start: ' + d.fired_total;
+    if (!changed($('faults-list').tBodies[0], d.faults)) return;
     const rows = d.faults.map((f) => {
       const b = el('button', 'Remove');
       b.type = 'button';
@@ -262,7 +279,8 @@
   async function loadRequests() {
     const d = await get('/requests?after=' + state.reqSeq);
     state.reqSeq = d.seq;
-    for (const r of d.requests) state.requests.push(r);
+    const t = performance.now();
+    for (const r of d.requests) { r.at = t - r.age_ms; state.requests.push(r); }
     if (state.requests.length > MAX_REQUESTS) state.requests.splice(0, state.requests.length - MAX_REQUESTS);
     if (state.lastTotals && d.mono_ms > state.lastMono) {
       const secs = (d.mono_ms - state.lastMono) / 1000;
@@ -273,13 +291,12 @@
     }
     state.lastTotals = d.totals;
     state.lastMono = d.mono_ms;
-    if (state.view !== 'requests') return;
-    const newest = d.requests.length ? d.requests[d.requests.length - 1] : null;
-    const ageBase = newest ? newest.age_ms : 0;
+    if (state.view !== 'requests' || (state.requestsDrawn && !d.requests.length)) return;
+    state.requestsDrawn = true;
     const rows = [];
     for (let i = state.requests.length - 1; i >= 0; i--) {
       const r = state.requests[i];
-      rows.push(row([r.seq, r.seq === (newest && newest.seq) ? duration(ageBase) : '', r.operation, r.table, r.status || 'no answer',
+      rows.push(row([r.seq, duration(Math.round(t - r.at)) + ' ago', r.operation, r.table, r.status || 'no answer',
         (r.latency_us / 1000).toFixed(2) + ' ms', r.error]));
     }
     if (!rows.length) rows.push(row(['', '', 'no requests yet', '', '', '', '']));

@@ -71,36 +71,12 @@ static bool parse_i64(const char *s, int64_t *out)
     return true;
 }
 
-void fakedb__admin_add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
+static void add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
 {
-    fakedb_fault f;
-    memset(&f, 0, sizeof f);
-    const char *kind = fakedb__json_str(b, "kind");
-    if (!kind || !strcmp(kind, "error"))
-        f.kind = FAKEDB_FAULT_ERROR;
-    else if (!strcmp(kind, "delay"))
-        f.kind = FAKEDB_FAULT_DELAY;
-    else if (!strcmp(kind, "lost_response"))
-        f.kind = FAKEDB_FAULT_LOST_RESPONSE;
-    else if (!strcmp(kind, "unprocessed"))
-        f.kind = FAKEDB_FAULT_UNPROCESSED;
-    else if (!strcmp(kind, "lost_request"))
-        f.kind = FAKEDB_FAULT_LOST_REQUEST;
-    else {
-        reply_error(rs, 400, "kind must be error, delay, lost_response, lost_request or unprocessed");
-        return;
-    }
-    int64_t v;
-    f.operation = fakedb__json_str(b, "operation");
-    f.table = fakedb__json_str(b, "table");
-    f.key = fakedb__json_str(b, "key");
-    f.error_type = fakedb__json_str(b, "error_type");
-    f.count = get_i64(b, "count", &v) ? (int)v : 0;
-    f.status = get_i64(b, "status", &v) ? (int)v : 0;
-    f.delay_ms = get_i64(b, "delay_ms", &v) ? v : 0;
-    long id = fakedb_fault_add(db, &f);
+    const char *why = NULL;
+    long id = fakedb__fault_add_json(db, b, &why);
     if (id < 0) {
-        reply_error(rs, 400, "invalid fault");
+        reply_error(rs, 400, why);
         return;
     }
     json_object *o = json_object_new_object();
@@ -216,7 +192,7 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
                 reply_error(rs, 400, "body must be a JSON object");
                 return 0;
             }
-            fakedb__admin_add_fault(db, b, rs);
+            add_fault(db, b, rs);
             json_object_put(b);
             return 0;
         }

@@ -127,6 +127,7 @@ static bool serve_file(const char *name, fakedb__http_resp *rs)
         const char *dot = strrchr(name, '.');
         rs->content_type = !strcmp(dot, ".html") ? "text/html; charset=utf-8"
             : !strcmp(dot, ".css") ? "text/css; charset=utf-8"
+            : !strcmp(dot, ".svg") ? "image/svg+xml"
             : "text/javascript; charset=utf-8";
         rs->console = true;
         return true;
@@ -671,9 +672,16 @@ static void api_change(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, 
             reply_error(rs, 400, "body must be a JSON object");
             return;
         }
-        fakedb__admin_add_fault(db, b, rs);
+        const char *why = NULL;
+        long id = fakedb__fault_add_json(db, b, &why);
         json_object_put(b);
-        rs->console = true;
+        if (id < 0) {
+            reply_error(rs, 400, "%s", why);
+            return;
+        }
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "id", json_object_new_int64(id));
+        reply(rs, 200, o);
         return;
     }
     if (!strncmp(api, "/faults/", 8) && del) {
@@ -729,6 +737,7 @@ void fakedb__console_handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp 
     else if (!strcmp(api, "/faults")) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "faults", fakedb__faults_json(db));
+        json_object_object_add(o, "fired_total", json_object_new_int64(fakedb_faults_fired(db)));
         reply(rs, 200, o);
     } else if (!strcmp(api, "/requests"))
         api_requests(db, rq, rs);

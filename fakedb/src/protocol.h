@@ -118,6 +118,9 @@ bool fakedb__fault_covers(const void *h, const char *table, const char *pk, json
 bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
                          fakedb_fault_kind kind, fakedb__fault_hit *hit);
 json_object *fakedb__faults_json(fakedb *db);
+/* Adds the fault a JSON object describes (the body of POST /fake/faults): its id, or -1
+ * with *why set to a static message. */
+long fakedb__fault_add_json(fakedb *db, json_object *body, const char **why);
 void fakedb__faults_free(fakedb *db);
 
 /* stats */

@@ -1,6 +1,7 @@
 /* server.h: layer 6 of libfakedb, the server. server.c (HTTP through libmicrohttpd,
  * connections, suspended requests, the ticker, the public fakedb_* calls that start,
- * stop and move the clock) and admin.c (the /fake/... endpoints). The top: it may call
+ * stop and move the clock), admin.c (the /fake/... endpoints) and console.c (the console
+ * under /fake/console, which admin.c hands on). The top: it may call
  * every layer below, and nothing below calls it. */
 #ifndef FAKEDB_SERVER_H
 #define FAKEDB_SERVER_H
@@ -15,9 +16,6 @@ void fakedb__wake_waiters(fakedb *db);
 int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
                          int64_t *until_ms, int64_t *timeout_ms);
 void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs);
-
-/* admin.c: adds the fault described by a JSON body, answering its id (or the error). */
-void fakedb__admin_add_fault(fakedb *db, json_object *body, fakedb__http_resp *rs);
 
 /* console.c: the console under /fake/console (path: the URL after "/fake/console").
  * Answers in rs; never suspends. */
