@@ -30,6 +30,15 @@
     return tr;
   }
 
+  // One cell across the table's columns, for "nothing here".
+  function emptyRow(tbody, text) {
+    const tr = document.createElement('tr');
+    const td = el('td', text, 'empty');
+    td.colSpan = tbody.parentNode.tHead.rows[0].cells.length;
+    tr.appendChild(td);
+    return tr;
+  }
+
   function fill(tbody, rows) {
     tbody.replaceChildren(...rows);
   }
@@ -145,7 +154,7 @@
       return row([name, keys, idx || 'none', t.ItemCount, t.TableSizeBytes, ttl, stream]);
     });
     fill($('tables-list').tBodies[0], rows);
-    if (!rows.length) fill($('tables-list').tBodies[0], [row(['no tables', '', '', '', '', '', ''])]);
+    if (!rows.length) fill($('tables-list').tBodies[0], [emptyRow($('tables-list').tBodies[0], 'no tables')]);
   }
 
   function openTable(t) {
@@ -227,7 +236,7 @@
       if (l.past_due) tr.className = 'past-due';
       return tr;
     });
-    if (!rows.length) rows.push(row(['no lock items', '', '', '', '', '', '', '', '']));
+    if (!rows.length) rows.push(emptyRow($('locks-list').tBodies[0], 'no lock items'));
     fill($('locks-list').tBodies[0], rows);
   }
 
@@ -272,7 +281,7 @@
       const detail = f.kind === 'error' ? f.error_type + ' (' + f.status + ')' : f.kind === 'delay' ? duration(f.delay_ms) : '';
       return row([f.id, f.kind, f.operation || 'any', f.table || 'any', f.count || 'every time', f.fired, detail, b]);
     });
-    if (!rows.length) rows.push(row(['no faults', '', '', '', '', '', '', '']));
+    if (!rows.length) rows.push(emptyRow($('faults-list').tBodies[0], 'no faults'));
     fill($('faults-list').tBodies[0], rows);
   }
 
@@ -286,7 +295,7 @@
       const secs = (d.mono_ms - state.lastMono) / 1000;
       const rows = Object.keys(d.totals).sort().map((op) =>
         row([op, ((d.totals[op] - (state.lastTotals[op] || 0)) / secs).toFixed(1), d.totals[op]]));
-      if (!rows.length) rows.push(row(['no requests yet', '', '']));
+      if (!rows.length) rows.push(emptyRow($('rates-list').tBodies[0], 'no requests yet'));
       fill($('rates-list').tBodies[0], rows);
     }
     state.lastTotals = d.totals;
@@ -299,7 +308,7 @@
       rows.push(row([r.seq, duration(Math.round(t - r.at)) + ' ago', r.operation, r.table, r.status || 'no answer',
         (r.latency_us / 1000).toFixed(2) + ' ms', r.error]));
     }
-    if (!rows.length) rows.push(row(['', '', 'no requests yet', '', '', '', '']));
+    if (!rows.length) rows.push(emptyRow($('requests-list').tBodies[0], 'no requests yet'));
     fill($('requests-list').tBodies[0], rows);
   }
 

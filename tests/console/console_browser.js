@@ -4,6 +4,7 @@
 // table with a stream and an item whose key and value are HTML, then checks the views
 // through the page as a person would use it, and keeps screenshots in OUT_DIR.
 // Usage: node console_browser.js ENDPOINT DYNALOCK OUT_DIR   (exit 77: cannot run)
+// Environment: DYNALOCK_PEERS (.peers), CHROMIUM, CHROMIUM_PROFILE (an empty directory).
 'use strict';
 
 const path = require('path');
@@ -71,7 +72,7 @@ async function main() {
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    userDataDir: path.join(outDir, 'profile'),
+    userDataDir: process.env.CHROMIUM_PROFILE || path.join(outDir, 'profile'), // fresh: made by the caller
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
@@ -149,6 +150,8 @@ async function main() {
     await waitText(page, '#locks-list tbody', 'PAST DUE', 'the lease is past due after the clock passed it');
     check(await page.$eval('#locks-list tbody tr', (tr) => tr.classList.contains('past-due')), 'the past-due row stands out');
     await shot(page, 'console-locks-past-due');
+    // the top of the view only: the picture in docs/fakedb.md
+    await page.screenshot({ path: path.join(outDir, 'console-locks-past-due-top.png'), clip: { x: 0, y: 0, width: 1280, height: 330 } });
 
     // Faults
     await page.click('nav button[data-view=faults]');

@@ -31,4 +31,5 @@ EP=http://127.0.0.1:$(cat "$W/port")
 export AWS_ACCESS_KEY_ID=console AWS_SECRET_ACCESS_KEY=console AWS_REGION=us-east-1
 "$DL" table create Locks --endpoint "$EP" >/dev/null
 "$DL" simulate --table Locks --endpoint "$EP" --lease 30s --label '<img src=x onerror=alert(1)>' holder nightly >/dev/null
-CHROMIUM=$CHROMIUM DYNALOCK_PEERS=$PEERS node "$here/console_browser.js" "$EP" "$DL" "$OUT"
+mkdir "$W/profile"
+CHROMIUM=$CHROMIUM CHROMIUM_PROFILE=$W/profile DYNALOCK_PEERS=$PEERS node "$here/console_browser.js" "$EP" "$DL" "$OUT"
