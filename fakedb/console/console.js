@@ -131,6 +131,7 @@
       if (b.dataset.view === view) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current');
     }
     for (const s of document.querySelectorAll('.view')) s.hidden = s.id !== 'view-' + view;
+    drawRequests({ requests: [] }, performance.now());
     refresh();
   }
 
@@ -285,13 +286,20 @@
     fill($('faults-list').tBodies[0], rows);
   }
 
+  // A long poll: fakedb answers as soon as a request was made after state.reqSeq (it
+  // looks every 50 ms), or after 2 s with none (so that the rates fall to 0 when idle).
   async function loadRequests() {
-    const d = await get('/requests?after=' + state.reqSeq);
+    const d = await get('/requests?wait_ms=2000&after=' + state.reqSeq);
     state.reqSeq = d.seq;
     const t = performance.now();
     for (const r of d.requests) { r.at = t - r.age_ms; state.requests.push(r); }
     if (state.requests.length > MAX_REQUESTS) state.requests.splice(0, state.requests.length - MAX_REQUESTS);
-    if (state.lastTotals && d.mono_ms > state.lastMono) {
+    // rates over a second at least: a busy server answers the long poll every few ms
+    if (state.lastTotals && d.mono_ms - state.lastMono < 1000) {
+      drawRequests(d, t);
+      return;
+    }
+    if (state.lastTotals) {
       const secs = (d.mono_ms - state.lastMono) / 1000;
       const rows = Object.keys(d.totals).sort().map((op) =>
         row([op, ((d.totals[op] - (state.lastTotals[op] || 0)) / secs).toFixed(1), d.totals[op]]));
@@ -300,6 +308,10 @@
     }
     state.lastTotals = d.totals;
     state.lastMono = d.mono_ms;
+    drawRequests(d, t);
+  }
+
+  function drawRequests(d, t) {
     if (state.view !== 'requests' || (state.requestsDrawn && !d.requests.length)) return;
     state.requestsDrawn = true;
     const rows = [];
@@ -312,6 +324,24 @@
     fill($('requests-list').tBodies[0], rows);
   }
 
+  function pause(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+  // The requests view follows fakedb live: one long poll after another, at most four a
+  // second so that a busy server is not asked more often; a second's pause after an error.
+  async function requestsLoop() {
+    for (;;) {
+      const start = performance.now();
+      try {
+        await loadRequests();
+      } catch (e) {
+        status('cannot reach fakedb: ' + e.message);
+        await pause(1000);
+      }
+      const spent = performance.now() - start;
+      if (spent < 250) await pause(250 - spent);
+    }
+  }
+
   let busy = false;
   async function refresh() {
     if (busy) return;
@@ -321,7 +351,6 @@
       if (state.view === 'locks' || state.view === 'clock') await loadLocks();
       if (state.view === 'clock') drawClock(state.clock);
       if (state.view === 'faults') await loadFaults();
-      await loadRequests();
       status('');
     } catch (e) {
       status('cannot reach fakedb: ' + e.message);
@@ -364,6 +393,7 @@
     show(['tables', 'locks', 'clock', 'faults', 'requests'].includes(want) ? want : 'tables');
     loadTables().catch((e) => status(e.message));
     setInterval(refresh, 1000);
+    requestsLoop();
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init); else init();

@@ -130,8 +130,7 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
         return 0;
     }
     if (!strcmp(path, "/console") || !strncmp(path, "/console/", 9)) {
-        fakedb__console_handle(db, rq, rs, path + strlen("/console"));
-        return 0;
+        return fakedb__console_handle(db, rq, rs, path + strlen("/console"), until_ms, timeout_ms);
     }
     if (!strcmp(path, "/clock") && get) {
         reply(rs, 200, clock_json(db));

@@ -570,22 +570,39 @@ static void api_locks(fakedb *db, fakedb__http_resp *rs)
     reply(rs, 200, c);
 }
 
-static void api_requests(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
+/* A long poll (wait_ms) with nothing after `after` yet returns 2 to be suspended, unless
+ * it already waited (rq->resumed). */
+static int api_requests(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, int64_t *after_seq,
+                        int64_t *timeout_ms)
 {
     uint64_t after = 0;
     const char *a = rq->get_arg(rq->arg_ctx, "after");
     if (a) {
         char *end = NULL;
         after = strtoull(a, &end, 10);
-        if (!*a || *end) {
+        if (!*a || *end || *a == '-') {
             reply_error(rs, 400, "after must be a sequence number");
-            return;
+            return 0;
+        }
+    }
+    const char *w = rq->get_arg(rq->arg_ctx, "wait_ms");
+    if (w) {
+        char *end = NULL;
+        long long v = strtoll(w, &end, 10);
+        if (!*w || *end || v < 0 || v > 60000) {
+            reply_error(rs, 400, "wait_ms must be an integer from 0 to 60000");
+            return 0;
+        }
+        if (v > 0 && !rq->resumed && __atomic_load_n(&db->recent.seq, __ATOMIC_ACQUIRE) <= after) {
+            *after_seq = (int64_t)after;
+            *timeout_ms = v;
+            return 2;
         }
     }
     fakedb__recent_entry *copy = malloc(sizeof(fakedb__recent_entry) * FDB_RECENT_SLOTS);
     if (!copy) {
         reply_error(rs, 500, "out of memory");
-        return;
+        return 0;
     }
     size_t n = 0;
     pthread_mutex_lock(&db->recent.lock);
@@ -627,6 +644,7 @@ static void api_requests(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
     json_object_object_add(o, "requests", list);
     json_object_object_add(o, "totals", totals);
     reply(rs, 200, o);
+    return 0;
 }
 
 static json_object *body_object(fakedb__http_req *rq)
@@ -698,31 +716,32 @@ static void api_change(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, 
     reply_error(rs, 404, "no such console endpoint");
 }
 
-void fakedb__console_handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, const char *path)
+int fakedb__console_handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, const char *path,
+                           int64_t *after_seq, int64_t *timeout_ms)
 {
     bool get = !strcmp(rq->method, "GET");
     if (!strcmp(path, "") || !strcmp(path, "/")) {
         if (!get) {
             reply_error(rs, 405, "the console's page is read with GET");
-            return;
+            return 0;
         }
         serve_file("index.html", rs);
-        return;
+        return 0;
     }
     if (strncmp(path, "/api/", 5)) {
         if (!get || !serve_file(path + 1, rs))
             reply_error(rs, 404, "no such console file");
-        return;
+        return 0;
     }
     const char *api = path + 4;
     if (!get) {
         const char *why = forged(rq);
         if (why) {
             reply_error(rs, 403, "%s", why);
-            return;
+            return 0;
         }
         api_change(db, rq, rs, api);
-        return;
+        return 0;
     }
     if (!strcmp(api, "/tables"))
         api_tables(db, rs);
@@ -740,7 +759,8 @@ void fakedb__console_handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp 
         json_object_object_add(o, "fired_total", json_object_new_int64(fakedb_faults_fired(db)));
         reply(rs, 200, o);
     } else if (!strcmp(api, "/requests"))
-        api_requests(db, rq, rs);
+        return api_requests(db, rq, rs, after_seq, timeout_ms);
     else
         reply_error(rs, 404, "no such console endpoint");
+    return 0;
 }

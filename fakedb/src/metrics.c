@@ -276,7 +276,8 @@ void fakedb__recent_add(fakedb__recent *r, int op, int status, const char *table
     size_t en = error_type ? strnlen(error_type, sizeof r->e[0].error - 1) : 0;
     pthread_mutex_lock(&r->lock);
     fakedb__recent_entry *e = &r->e[r->seq % FDB_RECENT_SLOTS];
-    e->seq = ++r->seq;
+    uint64_t seq = r->seq + 1;
+    e->seq = seq;
     e->op = op;
     e->status = status;
     e->mono_ns = now_ns;
@@ -285,5 +286,7 @@ void fakedb__recent_add(fakedb__recent *r, int op, int status, const char *table
     e->table[tn] = 0;
     memcpy(e->error, error_type ? error_type : "", en);
     e->error[en] = 0;
+    /* atomic: the server's ticker reads it without the lock, for console long polls */
+    __atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&r->lock);
 }

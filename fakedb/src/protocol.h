@@ -137,6 +137,7 @@ typedef struct fakedb__http_req {
     size_t n_headers;
     const char *(*get_arg)(void *arg_ctx, const char *name); /* query arguments */
     void *arg_ctx;
+    bool resumed;               /* a console long poll that has waited: answer now */
 } fakedb__http_req;
 
 typedef struct fakedb__http_resp {

@@ -10,6 +10,10 @@
 #include <check.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -716,6 +720,113 @@ START_TEST(concurrent_requests_and_console)
 }
 END_TEST
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct poll_arg {
+    char path[128];
+    atomic_long tid;
+    http answer;
+    int64_t took_ms;
+} poll_arg;
+
+static void *long_poll(void *arg)
+{
+    poll_arg *p = arg;
+    atomic_store(&p->tid, (long)syscall(SYS_gettid));
+    int64_t t0 = mono_ms();
+    p->answer = get(p->path);
+    p->took_ms = mono_ms() - t0;
+    return NULL;
+}
+
+/* GET /fake/console/api/requests?wait_ms=N: waits, holding no worker thread, until a
+ * request is made after `after`, or N ms pass. */
+START_TEST(requests_long_poll)
+{
+    fdbt_table("Lpo", NULL, NULL);
+    http h = get("/fake/console/api/requests");
+    int64_t seq = json_object_get_int64(fdbt_get(h.json, "seq"));
+    http_free(&h);
+
+    /* nothing new: answers empty once the wait is over */
+    char path[128];
+    snprintf(path, sizeof path, "/fake/console/api/requests?after=%lld&wait_ms=200", (long long)seq);
+    int64_t t0 = mono_ms();
+    h = get(path);
+    int64_t took = mono_ms() - t0;
+    ck_assert_int_eq(h.status, 200);
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(h.json, "requests")), 0);
+    ck_assert_int_ge(took, 190);
+    http_free(&h);
+
+    /* something already there: at once */
+    snprintf(path, sizeof path, "/fake/console/api/requests?after=%lld&wait_ms=30000", (long long)seq - 1);
+    t0 = mono_ms();
+    h = get(path);
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(h.json, "requests")), 1);
+    ck_assert_int_lt(mono_ms() - t0, dl_check_bound_ms(10000));
+    http_free(&h);
+
+    /* a poll that waits is answered by the next request, long before its wait is over */
+    poll_arg p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.path, sizeof p.path, "/fake/console/api/requests?after=%lld&wait_ms=60000", (long long)seq);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, long_poll, &p), 0);
+    while (!atomic_load(&p.tid))
+        sched_yield();
+    ck_assert(dl_check_wait_thread_sleeps(atomic_load(&p.tid), 10000));
+    /* while it waits, the server serves others */
+    h = get("/fake/console/api/clock");
+    ck_assert_int_eq(h.status, 200);
+    http_free(&h);
+    call_ok("GetItem", "{\"TableName\":\"Lpo\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    pthread_join(th, NULL);
+    ck_assert_int_eq(p.answer.status, 200);
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(p.answer.json, "requests")), 1);
+    ck_assert_str_eq(json_object_get_string(fdbt_get(p.answer.json, "requests.0.operation")), "GetItem");
+    ck_assert_int_lt(p.took_ms, dl_check_bound_ms(30000));
+    http_free(&p.answer);
+
+    static const char *const bad[] = { "wait_ms=x", "wait_ms=-1", "wait_ms=60001", "wait_ms=" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "/fake/console/api/requests?%s", bad[i]);
+        h = get(path);
+        ck_assert_msg(h.status == 400, "%s: %ld", bad[i], h.status);
+        http_free(&h);
+    }
+}
+END_TEST
+
+/* A long poll still waiting when the server stops is answered, not left hanging. */
+START_TEST(requests_long_poll_at_stop)
+{
+    http h = get("/fake/console/api/requests");
+    int64_t seq = json_object_get_int64(fdbt_get(h.json, "seq"));
+    http_free(&h);
+    poll_arg p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.path, sizeof p.path, "/fake/console/api/requests?after=%lld&wait_ms=60000", (long long)seq);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, long_poll, &p), 0);
+    while (!atomic_load(&p.tid))
+        sched_yield();
+    ck_assert(dl_check_wait_thread_sleeps(atomic_load(&p.tid), 10000));
+    fakedb_stop(fdbt_db);
+    fdbt_db = NULL;
+    pthread_join(th, NULL);
+    ck_assert_int_eq(p.answer.status, 200);
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(p.answer.json, "requests")), 0);
+    ck_assert_int_lt(p.took_ms, dl_check_bound_ms(30000));
+    http_free(&p.answer);
+}
+END_TEST
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -734,6 +845,8 @@ int main(void)
     tcase_add_test(tc, table_name_longest_is_kept);
     tcase_add_test(tc, credentials_same_rule_as_fake);
     tcase_add_test(tc, concurrent_requests_and_console);
+    tcase_add_test(tc, requests_long_poll);
+    tcase_add_test(tc, requests_long_poll_at_stop);
     suite_add_tcase(s, tc);
     int rc = dl_check_run(s);
     curl_global_cleanup();
