@@ -447,6 +447,8 @@ static void add_lock(fakedb *db, json_object *out, const char *table, const char
 {
     const char *pk = str_attr(item, hash);
     const char *sk = range ? str_attr(item, range) : NULL;
+    if (!pk || strncmp(pk, "LOCK#", 5))
+        return;
     json_object *e = json_object_new_object();
     json_object_object_add(e, "table", json_object_new_string(table));
     json_object_object_add(e, "name", json_object_new_string(pk + strlen("LOCK#")));
