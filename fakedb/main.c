@@ -38,7 +38,8 @@ static const char k_help[] =
     "  --help, --version\n"
     "\n"
     "It prints \"fakedb listening on http://HOST:PORT\" once it serves. SIGTERM or SIGINT\n"
-    "stops it after in-flight requests. See docs/fakedb.md.\n";
+    "stops it after in-flight requests. http://HOST:PORT/fake/console shows its tables,\n"
+    "locks, clock, faults and requests in a browser. See docs/fakedb.md.\n";
 
 static int usage_error(const char *what, const char *arg)
 {

@@ -2,7 +2,8 @@
  * reads around the request and the count (relaxed atomic additions; an error also takes
  * the error list's lock), measured alone, from 1, 2 and 4 threads counting into one
  * fakedb__metrics as fakedb's worker threads do. Compare the ns per request it prints
- * with fakedb's CPU per GetItem (bench/RESULTS.md).
+ * with fakedb's CPU per GetItem (bench/RESULTS.md). Then the same for the console's ring
+ * of recent requests (fakedb__recent_add: one short critical section per request).
  *
  * Usage: bench_metrics_cost [MILLIONS_PER_THREAD]   (default 5) */
 #include "protocol.h"
@@ -13,6 +14,7 @@
 #include <time.h>
 
 static fakedb__metrics *metrics;
+static fakedb__recent *recent;
 static long per_thread;
 static int with_error;
 
@@ -24,6 +26,17 @@ static void *count(void *arg)
         fakedb__metrics_request(metrics, FDB_OP_GET_ITEM, with_error ? 400 : 200,
                                 with_error ? "ResourceNotFoundException" : "",
                                 fakedb__metrics_now_ns() - t0);
+    }
+    return NULL;
+}
+
+static void *record(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < per_thread; i++) {
+        uint64_t t0 = fakedb__metrics_now_ns();
+        fakedb__recent_add(recent, FDB_OP_GET_ITEM, with_error ? 400 : 200, "Bench",
+                           with_error ? "ResourceNotFoundException" : "", t0, 1000);
     }
     return NULL;
 }
@@ -61,6 +74,30 @@ int main(int argc, char **argv)
                    cpu * 1e9 / n, wall / n);
             fakedb__metrics_cleanup(metrics);
             free(metrics);
+        }
+    }
+    printf("\nthe ring of recent requests (fakedb__recent_add)\n");
+    printf("%-8s %-7s %14s %14s\n", "threads", "answer", "cpu ns/request", "wall ns/request");
+    for (with_error = 0; with_error < 2; with_error++) {
+        for (int threads = 1; threads <= 4; threads *= 2) {
+            recent = calloc(1, sizeof *recent);
+            if (!recent)
+                return 1;
+            pthread_mutex_init(&recent->lock, NULL);
+            pthread_t th[4];
+            double c0 = thread_cpu_s();
+            uint64_t w0 = fakedb__metrics_now_ns();
+            for (int i = 0; i < threads; i++)
+                pthread_create(&th[i], NULL, record, NULL);
+            for (int i = 0; i < threads; i++)
+                pthread_join(th[i], NULL);
+            double cpu = thread_cpu_s() - c0;
+            double wall = (double)(fakedb__metrics_now_ns() - w0);
+            double n = (double)per_thread * threads;
+            printf("%-8d %-7s %14.1f %14.1f\n", threads, with_error ? "error" : "200",
+                   cpu * 1e9 / n, wall / n);
+            pthread_mutex_destroy(&recent->lock);
+            free(recent);
         }
     }
     return 0;

@@ -1,7 +1,8 @@
 /* admin.c: the control endpoints under /fake/ (JSON in, JSON out): health, the clock
  * (read, advance, set, and a long poll until it reaches a time), faults, reset and
- * statistics; and the metrics in Prometheus's text format (metrics.c). DynamoDB's API
- * never uses these paths. */
+ * statistics; the metrics in Prometheus's text format (metrics.c); and the console
+ * (console.c), handed everything under /fake/console. DynamoDB's API never uses these
+ * paths. */
 #include "server.h"
 
 #include <stdio.h>
@@ -70,42 +71,17 @@ static bool parse_i64(const char *s, int64_t *out)
     return true;
 }
 
-static int add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
+static void add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
 {
-    fakedb_fault f;
-    memset(&f, 0, sizeof f);
-    const char *kind = fakedb__json_str(b, "kind");
-    if (!kind || !strcmp(kind, "error"))
-        f.kind = FAKEDB_FAULT_ERROR;
-    else if (!strcmp(kind, "delay"))
-        f.kind = FAKEDB_FAULT_DELAY;
-    else if (!strcmp(kind, "lost_response"))
-        f.kind = FAKEDB_FAULT_LOST_RESPONSE;
-    else if (!strcmp(kind, "unprocessed"))
-        f.kind = FAKEDB_FAULT_UNPROCESSED;
-    else if (!strcmp(kind, "lost_request"))
-        f.kind = FAKEDB_FAULT_LOST_REQUEST;
-    else {
-        reply_error(rs, 400, "kind must be error, delay, lost_response, lost_request or unprocessed");
-        return 0;
-    }
-    int64_t v;
-    f.operation = fakedb__json_str(b, "operation");
-    f.table = fakedb__json_str(b, "table");
-    f.key = fakedb__json_str(b, "key");
-    f.error_type = fakedb__json_str(b, "error_type");
-    f.count = get_i64(b, "count", &v) ? (int)v : 0;
-    f.status = get_i64(b, "status", &v) ? (int)v : 0;
-    f.delay_ms = get_i64(b, "delay_ms", &v) ? v : 0;
-    long id = fakedb_fault_add(db, &f);
+    const char *why = NULL;
+    long id = fakedb__fault_add_json(db, b, &why);
     if (id < 0) {
-        reply_error(rs, 400, "invalid fault");
-        return 0;
+        reply_error(rs, 400, why);
+        return;
     }
     json_object *o = json_object_new_object();
     json_object_object_add(o, "id", json_object_new_int64(id));
     reply(rs, 200, o);
-    return 0;
 }
 
 static json_object *stats_json(fakedb *db)
@@ -152,6 +128,9 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
         json_object_object_add(o, "version", json_object_new_string(fakedb_version()));
         reply(rs, 200, o);
         return 0;
+    }
+    if (!strcmp(path, "/console") || !strncmp(path, "/console/", 9)) {
+        return fakedb__console_handle(db, rq, rs, path + strlen("/console"), until_ms, timeout_ms);
     }
     if (!strcmp(path, "/clock") && get) {
         reply(rs, 200, clock_json(db));

@@ -304,3 +304,45 @@ fakedb_stats fakedb_get_stats(fakedb *db, const char *operation)
     pthread_mutex_unlock(&db->stats_lock);
     return s;
 }
+
+static bool json_i64(json_object *o, const char *key, int64_t *out)
+{
+    json_object *v = fakedb__json_get(o, key);
+    if (!v || !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+        return false;
+    *out = json_object_get_int64(v);
+    return true;
+}
+
+long fakedb__fault_add_json(fakedb *db, json_object *b, const char **why)
+{
+    fakedb_fault f;
+    memset(&f, 0, sizeof f);
+    const char *kind = fakedb__json_str(b, "kind");
+    if (!kind || !strcmp(kind, "error"))
+        f.kind = FAKEDB_FAULT_ERROR;
+    else if (!strcmp(kind, "delay"))
+        f.kind = FAKEDB_FAULT_DELAY;
+    else if (!strcmp(kind, "lost_response"))
+        f.kind = FAKEDB_FAULT_LOST_RESPONSE;
+    else if (!strcmp(kind, "unprocessed"))
+        f.kind = FAKEDB_FAULT_UNPROCESSED;
+    else if (!strcmp(kind, "lost_request"))
+        f.kind = FAKEDB_FAULT_LOST_REQUEST;
+    else {
+        *why = "kind must be error, delay, lost_response, lost_request or unprocessed";
+        return -1;
+    }
+    int64_t v;
+    f.operation = fakedb__json_str(b, "operation");
+    f.table = fakedb__json_str(b, "table");
+    f.key = fakedb__json_str(b, "key");
+    f.error_type = fakedb__json_str(b, "error_type");
+    f.count = json_i64(b, "count", &v) ? (int)v : 0;
+    f.status = json_i64(b, "status", &v) ? (int)v : 0;
+    f.delay_ms = json_i64(b, "delay_ms", &v) ? v : 0;
+    long id = fakedb_fault_add(db, &f);
+    if (id < 0)
+        *why = "invalid fault";
+    return id;
+}

@@ -268,3 +268,25 @@ char *fakedb__metrics_text(fakedb *db, unsigned open_connections, size_t *len)
     put_fmt(&b, "fakedb_open_connections %u\n", open_connections);
     return dl__buf_take(&b, len);
 }
+
+void fakedb__recent_add(fakedb__recent *r, int op, int status, const char *table,
+                        const char *error_type, uint64_t now_ns, uint64_t latency_ns)
+{
+    size_t tn = table ? strnlen(table, sizeof r->e[0].table - 1) : 0;
+    size_t en = error_type ? strnlen(error_type, sizeof r->e[0].error - 1) : 0;
+    pthread_mutex_lock(&r->lock);
+    fakedb__recent_entry *e = &r->e[r->seq % FDB_RECENT_SLOTS];
+    uint64_t seq = r->seq + 1;
+    e->seq = seq;
+    e->op = op;
+    e->status = status;
+    e->mono_ns = now_ns;
+    e->latency_ns = latency_ns;
+    memcpy(e->table, table ? table : "", tn);
+    e->table[tn] = 0;
+    memcpy(e->error, error_type ? error_type : "", en);
+    e->error[en] = 0;
+    /* atomic: the server's ticker reads it without the lock, for console long polls */
+    __atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&r->lock);
+}

@@ -410,6 +410,12 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         fakedb__stat_count(db, op, false);
         return op;
     }
+    const char *tname = fakedb__json_str(req, "TableName");
+    if (tname) {
+        size_t n = strnlen(tname, sizeof rs->table - 1);
+        memcpy(rs->table, tname, n);
+        rs->table[n] = 0;
+    }
     fakedb__fault_hit hit;
     const char *name = fakedb__op_name(op);
     if (!after_delay && fakedb__fault_match(db, name, req, FAKEDB_FAULT_DELAY, &hit) && hit.delay_ms > 0) {
@@ -470,6 +476,7 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     int op = handle(db, rq, rs, after_delay);
     if (rs->delay_ms > 0)
         return; /* counted when handled after the delay */
-    fakedb__metrics_request(&db->metrics, op, rs->lose ? 0 : rs->status, rs->error_type,
-                            fakedb__metrics_now_ns() - t0);
+    uint64_t t1 = fakedb__metrics_now_ns();
+    fakedb__metrics_request(&db->metrics, op, rs->lose ? 0 : rs->status, rs->error_type, t1 - t0);
+    fakedb__recent_add(&db->recent, op, rs->lose ? 0 : rs->status, rs->table, rs->error_type, t1, t1 - t0);
 }

@@ -34,6 +34,25 @@ typedef struct fakedb__metrics {
     fakedb__error_count *errors; /* by operation and short error type (error_lock) */
 } fakedb__metrics;
 
+/* metrics.c: the last FDB_RECENT_SLOTS DynamoDB requests, for the console (console.c):
+ * a fixed ring written under one short critical section per request. */
+#define FDB_RECENT_SLOTS 512
+typedef struct fakedb__recent_entry {
+    uint64_t seq;               /* 1, 2, ...; 0: the slot was never written */
+    int op;                     /* -1: unknown operation */
+    int status;                 /* 0: no answer sent */
+    uint64_t mono_ns;           /* when it was answered, fakedb__metrics_now_ns() */
+    uint64_t latency_ns;
+    char table[256];            /* its TableName, or "" */
+    char error[128];            /* its error's short type, or "" */
+} fakedb__recent_entry;
+
+typedef struct fakedb__recent {
+    pthread_mutex_t lock;
+    uint64_t seq;               /* of the last entry written */
+    fakedb__recent_entry e[FDB_RECENT_SLOTS];
+} fakedb__recent;
+
 typedef struct fakedb__fault_rec {
     long id;
     fakedb_fault f;             /* strings owned */
@@ -63,6 +82,11 @@ struct fakedb {
     long stat_cond[FDB_OP_COUNT + 1];
 
     fakedb__metrics metrics;    /* since start; fakedb_reset leaves them */
+    fakedb__recent recent;      /* the last requests, for the console */
+
+    /* server (console.c): when the console last saw each lock item's rvn change */
+    pthread_mutex_t console_lock;
+    struct fakedb__lock_seen *lock_seen;
 
     /* server: */
     pthread_mutex_t wait_lock;  /* suspended connections and the ticker */
@@ -94,6 +118,9 @@ bool fakedb__fault_covers(const void *h, const char *table, const char *pk, json
 bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
                          fakedb_fault_kind kind, fakedb__fault_hit *hit);
 json_object *fakedb__faults_json(fakedb *db);
+/* Adds the fault a JSON object describes (the body of POST /fake/faults): its id, or -1
+ * with *why set to a static message. */
+long fakedb__fault_add_json(fakedb *db, json_object *body, const char **why);
 void fakedb__faults_free(fakedb *db);
 
 /* stats */
@@ -110,11 +137,14 @@ typedef struct fakedb__http_req {
     size_t n_headers;
     const char *(*get_arg)(void *arg_ctx, const char *name); /* query arguments */
     void *arg_ctx;
+    bool resumed;               /* a console long poll that has waited: answer now */
 } fakedb__http_req;
 
 typedef struct fakedb__http_resp {
     int status;
     char error_type[128];       /* an error's __type after the '#', for the metrics */
+    char table[256];            /* the request's TableName (or ""), for the console */
+    bool console;               /* a console answer: add its security headers */
     char *body;                 /* malloc'd */
     size_t body_len;
     const char *content_type;
@@ -143,6 +173,9 @@ void fakedb__metrics_fault(fakedb__metrics *m, fakedb_fault_kind kind);
 /* The text exposition (Prometheus 0.0.4) of db's metrics, malloc'd (NULL when out of
  * memory); open_connections comes from the server layer. */
 char *fakedb__metrics_text(fakedb *db, unsigned open_connections, size_t *len);
+/* Adds a request answered to db->recent (one short critical section). */
+void fakedb__recent_add(fakedb__recent *r, int op, int status, const char *table,
+                        const char *error_type, uint64_t now_ns, uint64_t latency_ns);
 /* A label value escaped as the text format wants it, malloc'd. */
 char *fakedb__metrics_escape(const char *s);
 

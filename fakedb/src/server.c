@@ -31,7 +31,11 @@
 
 #define MAX_HEADERS 64
 
-enum { WAIT_NONE, WAIT_DELAY, WAIT_CLOCK };
+enum { WAIT_NONE, WAIT_DELAY, WAIT_CLOCK, WAIT_REQUESTS };
+
+/* How often the ticker looks for new requests while a console long poll waits: the
+ * request path never wakes anyone, so that it pays nothing for an open console. */
+#define REQUESTS_POLL_MS 50
 
 #define DEFAULT_IDLE_TIMEOUT_MS 60000
 #define MAX_DEFAULT_CONNECTIONS 16384u
@@ -153,6 +157,8 @@ struct fakedb__waiter {
     struct MHD_Connection *conn;
     conn_state *cs;
     int64_t until_ms;       /* clock waits; INT64_MAX otherwise */
+    bool requests;          /* a console long poll: due once db->recent.seq > after_seq */
+    uint64_t after_seq;
     int64_t deadline_mono_ms;
     fakedb__waiter *next;
 };
@@ -174,7 +180,8 @@ static fakedb__waiter *take_due(fakedb *db, bool all, int64_t *next_deadline)
     fakedb__waiter *due = NULL;
     for (fakedb__waiter **pp = &db->waiters; *pp;) {
         fakedb__waiter *w = *pp;
-        if (all || now >= w->until_ms || mono >= w->deadline_mono_ms) {
+        bool answered = w->requests && __atomic_load_n(&db->recent.seq, __ATOMIC_RELAXED) > w->after_seq;
+        if (all || answered || now >= w->until_ms || mono >= w->deadline_mono_ms) {
             *pp = w->next;
             w->cs->resumed = true;
             w->next = due;
@@ -208,10 +215,14 @@ static void *ticker_main(void *arg)
     pthread_mutex_lock(&db->wait_lock);
     while (!db->stopping) {
         int64_t next = fakedb__mono_ms() + 1000;
-        bool has_clock_waiters = false;
+        bool has_clock_waiters = false, has_request_waiters = false;
         fakedb__waiter *due = take_due(db, false, &next);
-        for (fakedb__waiter *w = db->waiters; w; w = w->next)
+        for (fakedb__waiter *w = db->waiters; w; w = w->next) {
             has_clock_waiters = has_clock_waiters || w->until_ms != INT64_MAX;
+            has_request_waiters = has_request_waiters || w->requests;
+        }
+        if (has_request_waiters && next > fakedb__mono_ms() + REQUESTS_POLL_MS)
+            next = fakedb__mono_ms() + REQUESTS_POLL_MS;
         pthread_mutex_lock(&db->clock.lock);
         bool fake = db->clock.fake;
         pthread_mutex_unlock(&db->clock.lock);
@@ -259,7 +270,8 @@ static void *ticker_main(void *arg)
 }
 
 /* Registers a suspended connection; false when the server is stopping (then the caller
- * answers at once). Called from the access handler. */
+ * answers at once). Called from the access handler. until_ms: the clock time a clock
+ * wait waits for, or the sequence number a console long poll waits to see passed. */
 static bool suspend(fakedb *db, struct MHD_Connection *conn, conn_state *cs, int kind,
                     int64_t until_ms, int64_t delay_ms)
 {
@@ -269,6 +281,8 @@ static bool suspend(fakedb *db, struct MHD_Connection *conn, conn_state *cs, int
     w->conn = conn;
     w->cs = cs;
     w->until_ms = kind == WAIT_CLOCK ? until_ms : INT64_MAX;
+    w->requests = kind == WAIT_REQUESTS;
+    w->after_seq = kind == WAIT_REQUESTS ? (uint64_t)until_ms : 0;
     w->deadline_mono_ms = fakedb__mono_ms() + delay_ms;
     pthread_mutex_lock(&db->wait_lock);
     if (db->stopping) {
@@ -359,6 +373,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     }
     if (rs->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (rs->console)
+        fakedb__console_headers(resp);
     enum MHD_Result r = MHD_queue_response(conn, (unsigned)rs->status, resp);
     MHD_destroy_response(resp);
     return r;
@@ -440,10 +456,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         fakedb__admin_wait_answer(db, cs->until_ms, &rs);
     } else if (!strncmp(url, "/fake/", 6) || !strcmp(url, "/fake")) {
         int64_t until = 0, timeout = 0;
-        if (fakedb__handle_admin(db, &rq, &rs, &until, &timeout) == 1) {
+        rq.resumed = cs->waiting == WAIT_REQUESTS && cs->resumed;
+        int k = fakedb__handle_admin(db, &rq, &rs, &until, &timeout);
+        if (k == 1) {
             if (suspend(db, conn, cs, WAIT_CLOCK, until, timeout))
                 return MHD_YES;
             fakedb__admin_wait_answer(db, until, &rs);
+        } else if (k == 2) {
+            if (suspend(db, conn, cs, WAIT_REQUESTS, until, timeout))
+                return MHD_YES;
+            rq.resumed = true; /* stopping: answer what there is */
+            fakedb__handle_admin(db, &rq, &rs, &until, &timeout);
         }
     } else if (!strcmp(method, "POST")) {
         bool after_delay = cs->waiting == WAIT_DELAY && cs->resumed;
@@ -512,6 +535,9 @@ static void server_free(fakedb *db)
     pthread_cond_destroy(&db->fault_fired);
     pthread_mutex_destroy(&db->stats_lock);
     fakedb__metrics_cleanup(&db->metrics);
+    fakedb__console_free(db);
+    pthread_mutex_destroy(&db->recent.lock);
+    pthread_mutex_destroy(&db->console_lock);
     pthread_mutex_destroy(&db->wait_lock);
     pthread_mutex_destroy(&db->conn_lock);
     pthread_cond_destroy(&db->wait_cond);
@@ -556,6 +582,8 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     pthread_condattr_destroy(&fca);
     pthread_mutex_init(&db->stats_lock, NULL);
     fakedb__metrics_init(&db->metrics);
+    pthread_mutex_init(&db->recent.lock, NULL);
+    pthread_mutex_init(&db->console_lock, NULL);
     pthread_mutex_init(&db->wait_lock, NULL);
     pthread_mutex_init(&db->conn_lock, NULL);
     pthread_condattr_t ca;
