@@ -46,12 +46,15 @@ static const char *jstr(json_object *o, const char *key)
     return json_object_get_string(v);
 }
 
-/* Writes o to path through a temporary file and a rename, mode 0600. */
+/* Writes o to path through a temporary file and a rename, mode 0600. The temporary file
+ * is made by mkstemp in the cache's folder (a random name, O_EXCL: never through a link
+ * planted there), so the tokens and the client secret reach no other file. */
 static bool write_cache(const char *path, json_object *o)
 {
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
+        return false;
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return false;
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
@@ -185,7 +188,11 @@ static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *
             goto out;
         }
     }
-    if (now >= exp_ms)
+    if (!ddb__header_value_ok(at)) /* it becomes the x-amz-sso_bearer_token header */
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: invalid header value: the cached "
+                       "SSO access token holds a line break or another control character; "
+                       "refused", what);
+    else if (now >= exp_ms)
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
                        "%s: the SSO session has expired (at %.40s); run 'aws sso login'", what, exp);
     else if (!(*token = strdup(at)))
