@@ -57,8 +57,8 @@ static void tidy(char *s)
         s[--n] = '\0';
 }
 
-static int parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
-                 ddb__credentials *out)
+int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
+                            ddb__credentials *out)
 {
     json_tokener *tk = json_tokener_new();
     if (!tk)
@@ -283,7 +283,7 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
                        se[0] ? ": " : "", se);
     else {
         so[so_n] = '\0';
-        rc = parse(ctx, what, so, out);
+        rc = ddb__cred_process_parse(ctx, what, so, out);
     }
     if (so) {
         memset(so, 0, so_n);

@@ -202,6 +202,30 @@ out:
     return rc;
 }
 
+int ddb__sso_role_credentials(const ddb__cred_ctx *ctx, const char *what, const char *body,
+                              ddb__credentials *out)
+{
+    json_object *o = json_tokener_parse(body ? body : "");
+    json_object *rcj = NULL, *exp = NULL;
+    if (o)
+        json_object_object_get_ex(o, "roleCredentials", &rcj);
+    const char *a = jstr(rcj, "accessKeyId"), *s = jstr(rcj, "secretAccessKey"),
+               *t = jstr(rcj, "sessionToken");
+    if (rcj)
+        json_object_object_get_ex(rcj, "expiration", &exp);
+    int64_t exp_ms = exp && (json_object_is_type(exp, json_type_int) ||
+                             json_object_is_type(exp, json_type_double))
+                         ? json_object_get_int64(exp) : 0;
+    int rc = 0;
+    if (!a || !s || !t || !*a || !*s || !*t || exp_ms <= 0)
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
+                       "%s: the answer of GetRoleCredentials has no complete credentials", what);
+    else if (!ddb__creds_set(out, a, s, t, exp_ms))
+        rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
+    json_object_put(o);
+    return rc;
+}
+
 int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credentials *out)
 {
     char what[160];
@@ -275,22 +299,8 @@ int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credential
         json_object_put(o);
         goto out;
     }
-    json_object *rcj = NULL, *exp = NULL;
-    if (o)
-        json_object_object_get_ex(o, "roleCredentials", &rcj);
-    const char *a = jstr(rcj, "accessKeyId"), *s = jstr(rcj, "secretAccessKey"),
-               *t = jstr(rcj, "sessionToken");
-    if (rcj)
-        json_object_object_get_ex(rcj, "expiration", &exp);
-    int64_t exp_ms = exp && (json_object_is_type(exp, json_type_int) ||
-                             json_object_is_type(exp, json_type_double))
-                         ? json_object_get_int64(exp) : 0;
-    if (!a || !s || !t || !*a || !*s || !*t || exp_ms <= 0)
-        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
-                       "%s: the answer of GetRoleCredentials has no complete credentials", what);
-    else if (!ddb__creds_set(out, a, s, t, exp_ms))
-        rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
     json_object_put(o);
+    rc = ddb__sso_role_credentials(ctx, what, body, out);
 out:
     curl_free(ea);
     curl_free(er);

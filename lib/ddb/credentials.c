@@ -219,7 +219,7 @@ char *ddb__profile_region(const char *profile)
 /* ---- parsing the metadata endpoints' answer */
 
 /* {"AccessKeyId","SecretAccessKey","Token","Expiration"} (container and IMDS). */
-static bool parse_cred_json(const char *body, ddb__credentials *out)
+bool ddb__parse_cred_json(const char *body, ddb__credentials *out)
 {
     if (!body)
         return false;
@@ -420,7 +420,7 @@ static int from_container(const ddb__cred_ctx *ctx, ddb__credentials *out)
     else if (status != 200)
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint "
                                                    "answered HTTP %ld", status);
-    else if (!parse_cred_json(body, out))
+    else if (!ddb__parse_cred_json(body, out))
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint's "
                                                    "answer has no credentials");
 out:
@@ -506,7 +506,7 @@ static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__creden
         what = st ? "the role's credentials were refused" : terr;
         goto out;
     }
-    if (parse_cred_json(body, out))
+    if (ddb__parse_cred_json(body, out))
         rc = 0;
     else
         what = "the answer has no credentials";

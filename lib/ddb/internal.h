@@ -190,6 +190,14 @@ bool ddb__header_value_ok(const char *s);
  * c is cleared and the error (DDB_ECREDENTIALS) names `source` and the field, never
  * the value. */
 int ddb__creds_check(ddb__credentials *c, const char *source, ddb_error *err);
+/* The parsers of the providers' answers, each on its own for the fuzz targets:
+ * the container and IMDS JSON (false when it holds no credentials), the output of a
+ * credential_process, SSO's GetRoleCredentials answer (0, or an error naming `what`). */
+bool ddb__parse_cred_json(const char *body, ddb__credentials *out);
+int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
+                            ddb__credentials *out);
+int ddb__sso_role_credentials(const ddb__cred_ctx *ctx, const char *what, const char *body,
+                              ddb__credentials *out);
 /* One HTTP request of a provider. `metadata`: a link-local/loopback metadata endpoint
  * (short timeouts, never through a proxy); `resolve` a CURLOPT_RESOLVE entry pinning the
  * address checked, or NULL. Returns the status (0: no answer; why in transport_err). */
