@@ -152,9 +152,10 @@ int cli_parse_duration(const char *text, int64_t *out_ms)
         return -1;
     if (unit_ms == 1 && frac != 0)
         return -1; /* "1.5ms" */
-    int64_t ms = whole * unit_ms + frac * unit_ms / 1000;
-    if (ms < 0 || whole > INT64_C(10) * 365 * 86400000 / unit_ms)
+    /* The range first: "10995116277769d" would overflow the product. */
+    if (whole > INT64_C(10) * 365 * 86400000 / unit_ms)
         return -1;
+    int64_t ms = whole * unit_ms + frac * unit_ms / 1000;
     *out_ms = ms;
     return 0;
 }

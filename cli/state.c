@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "cli.h"
-#include "utf8.h"
 
 void cli_json_string(const char *s)
 {
@@ -34,63 +33,6 @@ void cli_json_string(const char *s)
         }
     }
     putchar('"');
-}
-
-/* Characters that change the direction or the lines of the text after them on a
- * terminal, so that what is shown is not what is there: the bidirectional marks,
- * embeddings, overrides and isolates (U+061C, U+200E, U+200F, U+202A..U+202E,
- * U+2066..U+2069) and the line and paragraph separators (U+2028, U+2029). */
-static bool reorders(const unsigned char *p, size_t k)
-{
-    if (k == 2)
-        return p[0] == 0xD8 && p[1] == 0x9C;
-    if (k != 3 || p[0] != 0xE2)
-        return false;
-    if (p[1] == 0x80)
-        return p[2] == 0x8E || p[2] == 0x8F || (p[2] >= 0xA8 && p[2] <= 0xAE);
-    return p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9;
-}
-
-bool cli_utf8_valid(const char *s)
-{
-    return dl__utf8_valid(s, strlen(s));
-}
-
-char *cli_safe_text(const char *s, char *buf, size_t size)
-{
-    size_t o = 0;
-    if (!size)
-        return buf;
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    size_t n = strlen((const char *)p);
-    for (size_t i = 0; i < n;) {
-        size_t k = dl__utf8_seq(p + i, n - i);
-        /* C1 controls are U+0080..U+009F: C2 80..C2 9F in UTF-8. */
-        bool control = p[i] < 0x20 || p[i] == 0x7F || k == 0 ||
-                       (k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) || reorders(p + i, k);
-        size_t bytes = k ? k : 1;
-        size_t need = control ? 4 * bytes : bytes;
-        if (o + need >= size)
-            break;
-        if (control) {
-            for (size_t j = 0; j < bytes; j++)
-                o += (size_t)snprintf(buf + o, size - o, "\\x%02x", p[i + j]);
-        } else {
-            memcpy(buf + o, p + i, bytes);
-            o += bytes;
-        }
-        i += bytes;
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
-size_t cli_text_chars(const char *s)
-{
-    size_t chars = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        chars += (*p & 0xC0) != 0x80;
-    return chars;
 }
 
 /* The JSON object of a lock's state, without a new line. */

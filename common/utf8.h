@@ -56,4 +56,37 @@ static inline bool dl__utf8_valid(const char *s, size_t len)
     return true;
 }
 
+/* True when the well-formed sequence at p (k bytes, from dl__utf8_seq; 0 for a byte
+ * that is not one) is text a terminal acts on rather than shows, so that what is shown
+ * is not what is there: the C0 controls and DEL, the C1 controls (U+0080..U+009F: C2 80
+ * .. C2 9F), the bidirectional marks, embeddings, overrides and isolates (U+061C,
+ * U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), the line and paragraph separators
+ * (U+2028, U+2029), and bytes that are not UTF-8. The one test of what the command's
+ * output and the log lines escape. */
+static inline bool dl__utf8_is_control(const unsigned char *p, size_t k)
+{
+    if (k == 0)
+        return true;
+    if (k == 1)
+        return p[0] < 0x20 || p[0] == 0x7F;
+    if (k == 2)
+        return (p[0] == 0xC2 && p[1] < 0xA0) || (p[0] == 0xD8 && p[1] == 0x9C);
+    if (k != 3 || p[0] != 0xE2)
+        return false;
+    if (p[1] == 0x80)
+        return p[2] == 0x8E || p[2] == 0x8F || (p[2] >= 0xA8 && p[2] <= 0xAE);
+    return p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9;
+}
+
+/* The code point of the well-formed sequence at p (k bytes, 1..4). */
+static inline unsigned long dl__utf8_code_point(const unsigned char *p, size_t k)
+{
+    if (k == 1)
+        return p[0];
+    unsigned long cp = p[0] & (0x7F >> k);
+    for (size_t i = 1; i < k; i++)
+        cp = cp << 6 | (p[i] & 0x3F);
+    return cp;
+}
+
 #endif

@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char k_usage[] =
@@ -58,18 +60,25 @@ static int parse_int(const char *s, long min, long max, long *out)
     return 0;
 }
 
+/* Writes the port through a temporary file in the target's folder, then a rename: a
+ * reader never sees half a number. The temporary file is made by mkstemp (O_EXCL, a
+ * random name), so a symbolic link planted at a guessable name never receives it. */
 static int write_port_file(const char *path, int port)
 {
-    size_t n = strlen(path) + 32;
+    size_t n = strlen(path) + 16;
     char *tmp = malloc(n);
     if (!tmp)
         return -1;
-    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    snprintf(tmp, n, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
     int rc = -1;
-    if (f) {
-        int w = fprintf(f, "%d\n", port);
-        if (fclose(f) == 0 && w > 0 && rename(tmp, path) == 0)
+    if (fd >= 0) {
+        char text[16];
+        int len = snprintf(text, sizeof text, "%d\n", port);
+        bool ok = write(fd, text, (size_t)len) == len;
+        ok = fchmod(fd, 0644) == 0 && ok;
+        ok = close(fd) == 0 && ok;
+        if (ok && rename(tmp, path) == 0)
             rc = 0;
         else
             unlink(tmp);

@@ -18,8 +18,9 @@ fi
 build=$root/build-fuzz
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_FUZZ=ON \
   -DDYNALOCK_SANITIZE=address,undefined -DDYNALOCK_BUILD_TESTS=OFF -DDYNALOCK_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_expr fuzz_request fuzz_partiql >/dev/null
-for t in expr request partiql; do
+targets=(expr request partiql sts cred_json cred_process config)
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+for t in "${targets[@]}"; do
   corpus=$(mktemp -d)
   cp "$root/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
   echo "fuzz: $t"
@@ -28,4 +29,4 @@ for t in expr request partiql; do
   grep -E 'stat::number_of_executed_units|cov:' "$build/fuzz_$t.log" | tail -n 2
   rm -rf "$corpus"
 done
-echo "fuzz: 3 passed, 0 failed"
+echo "fuzz: ${#targets[@]} passed, 0 failed"

@@ -4,7 +4,7 @@
 #   --test adds what the test suite's peers need; --package what scripts/package.sh needs
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev
-      libmicrohttpd-dev libsqlite3-dev check curl)
+      libexpat1-dev libmicrohttpd-dev libsqlite3-dev check curl)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(clang libclang-rt-14-dev valgrind python3 python3-boto3 nodejs npm spin zsh chromium)
 elif [ "${1:-}" = "--package" ]; then

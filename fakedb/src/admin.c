@@ -116,6 +116,9 @@ void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *
     reply(rs, 200, o);
 }
 
+/* The longest a /fake/clock/wait may be asked to wait: a day. */
+#define FAKEDB_WAIT_MAX_MS INT64_C(86400000)
+
 int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
                          int64_t *until_ms, int64_t *timeout_ms)
 {
@@ -143,8 +146,10 @@ int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs
             return 0;
         }
         const char *t = rq->get_arg(rq->arg_ctx, "timeout_ms");
-        if (t && (!parse_i64(t, &timeout) || timeout < 0)) {
-            reply_error(rs, 400, "timeout_ms must be a non-negative integer");
+        /* Bounded: the wait's deadline is the monotonic clock plus this, which a value
+         * near INT64_MAX would overflow. */
+        if (t && (!parse_i64(t, &timeout) || timeout < 0 || timeout > FAKEDB_WAIT_MAX_MS)) {
+            reply_error(rs, 400, "timeout_ms must be an integer from 0 to 86400000 (a day)");
             return 0;
         }
         if (fakedb__now_ms(&db->clock) >= until || timeout == 0) {

@@ -13,6 +13,10 @@
 /* The most attempts a max_attempts setting may ask for; more is ignored (the default
  * stands). */
 #define CONFIG_MAX_ATTEMPTS_LIMIT 100
+/* A config or credentials file larger than this is not read (AWS_CONFIG_FILE=/dev/zero
+ * would otherwise be read until memory runs out); the largest real ones are a few
+ * hundred kilobytes. */
+#define CONFIG_FILE_MAX (4 * 1024 * 1024)
 
 typedef struct kv {
     char *key; /* "region", or "dynamodb.endpoint_url" for a nested value */
@@ -30,6 +34,7 @@ struct ddb__config {
     section *secs;
     size_t n, cap;
     bool oom;
+    char problem[300]; /* a file that could not be read, or "" */
 };
 
 const char *ddb__env(const char *name)
@@ -133,11 +138,49 @@ static void read_file(ddb__config *c, const char *path, bool config_file)
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    char *line = NULL;
-    size_t cap = 0;
+    /* Read whole, in a buffer that grows to the cap. */
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    bool more = false;
+    for (;;) {
+        if (len == cap) {
+            if (cap == CONFIG_FILE_MAX) {
+                more = fgetc(f) != EOF;
+                break;
+            }
+            size_t ncap = cap ? cap * 4 : 16 * 1024;
+            if (ncap > CONFIG_FILE_MAX)
+                ncap = CONFIG_FILE_MAX;
+            char *nt = realloc(text, ncap + 1);
+            if (!nt) {
+                free(text);
+                fclose(f);
+                c->oom = true;
+                return;
+            }
+            text = nt;
+            cap = ncap;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (more) {
+        snprintf(c->problem, sizeof c->problem, "the shared %s file %.200s is larger than "
+                 "%d bytes; not read", config_file ? "config" : "credentials", path,
+                 CONFIG_FILE_MAX);
+        free(text);
+        return;
+    }
+    text[len] = '\0';
     section *cur = NULL;
     char parent[128] = "";
-    while (getline(&line, &cap, f) >= 0) {
+    for (char *line = text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
         bool indented = line[0] == ' ' || line[0] == '\t';
         char *s = trim(line);
         if (*s == '#' || *s == ';' || *s == '\0')
@@ -190,8 +233,8 @@ static void read_file(ddb__config *c, const char *path, bool config_file)
         parent[0] = '\0';
         add_kv(c, cur, key, val);
     }
-    free(line);
-    fclose(f);
+    memset(text, 0, len); /* may hold secret keys */
+    free(text);
 }
 
 ddb__config *ddb__config_load(void)
@@ -211,6 +254,11 @@ ddb__config *ddb__config_load(void)
         return NULL;
     }
     return c;
+}
+
+const char *ddb__config_problem(const ddb__config *c)
+{
+    return c && c->problem[0] ? c->problem : NULL;
 }
 
 void ddb__config_free(ddb__config *c)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@ extern char **environ;
 #define PROCESS_TIMEOUT_MS 60000
 /* A read of the process's output at once. */
 #define READ_CHUNK 4096
+/* Without pidfds, how often the command's exit is looked for. */
+#define PROCESS_POLL_MS 50
 
 static int64_t g_timeout_ms = PROCESS_TIMEOUT_MS;
 
@@ -54,8 +57,8 @@ static void tidy(char *s)
         s[--n] = '\0';
 }
 
-static int parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
-                 ddb__credentials *out)
+int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
+                            ddb__credentials *out)
 {
     json_tokener *tk = json_tokener_new();
     if (!tk)
@@ -100,6 +103,38 @@ static int parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
     return rc;
 }
 
+/* Reads what is waiting on fd without blocking (the command has exited): appended to
+ * buf up to max (past it, the rest is dropped and *too_big set when given). Returns true when fd reached its end, false when a
+ * process left behind still holds its other end. */
+static bool drain(int fd, char *buf, size_t *len, size_t max, bool *too_big)
+{
+    if (fd < 0)
+        return true;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    for (;;) {
+        char chunk[READ_CHUNK];
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno != EAGAIN && errno != EWOULDBLOCK;
+        if (n == 0)
+            return true;
+        size_t k = (size_t)n <= max - *len ? (size_t)n : max - *len;
+        if (k < (size_t)n && too_big)
+            *too_big = true;
+        memcpy(buf + *len, chunk, k);
+        *len += k;
+    }
+}
+
+/* Whether the command's process (not reaped) has exited. */
+static bool leader_exited(pid_t pid)
+{
+    siginfo_t si = { 0 };
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char *command,
                       ddb__credentials *out)
 {
@@ -121,13 +156,19 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    /* A process group of its own: what the command starts can be killed with it. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     char sh[] = "sh", dash_c[] = "-c";
     char *cmd = strdup(command);
     char *argv[] = { sh, dash_c, cmd, NULL };
     pid_t pid;
-    int sr = cmd ? posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ) : ENOMEM;
+    int sr = cmd ? posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ) : ENOMEM;
     free(cmd);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     close(outp[1]);
     close(errp[1]);
     if (sr != 0) {
@@ -136,15 +177,19 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
         return ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: cannot start /bin/sh: %s", what,
                          strerror(sr));
     }
+    /* The command's exit wakes the poll (a pidfd), so that a process it left behind
+     * holding stdout does not keep the reading going; without pidfds, a short poll. */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     char *so = malloc(MAX_STDOUT + 1);
     char se[MAX_STDERR + 1];
     size_t so_n = 0, se_n = 0;
-    bool too_big = false, timed_out = false, cancelled = false;
+    bool too_big = false, timed_out = false, cancelled = false, exited = false;
     int64_t deadline = now_ms() + g_timeout_ms;
-    /* stdout, stderr and the cancel token's eventfd: a cancel wakes the poll at once. */
+    /* stdout, stderr, the cancel token's eventfd (a cancel wakes the poll at once), and
+     * the pidfd. */
     int cfd = ctx->cancel ? ddb_cancel_fd(ctx->cancel) : -1;
-    struct pollfd pf[3] = { { .fd = outp[0], .events = POLLIN }, { .fd = errp[0], .events = POLLIN },
-                            { .fd = cfd, .events = POLLIN } };
+    struct pollfd pf[4] = { { .fd = outp[0], .events = POLLIN }, { .fd = errp[0], .events = POLLIN },
+                            { .fd = cfd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
     int open_fds = 2;
     while (open_fds > 0 && so) {
         int64_t left = deadline - now_ms();
@@ -156,9 +201,16 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
             cancelled = true;
             break;
         }
-        int pr = poll(pf, 3, (int)(left < INT_MAX ? left : INT_MAX));
+        if (pidfd < 0 && left > PROCESS_POLL_MS)
+            left = PROCESS_POLL_MS;
+        int pr = poll(pf, 4, (int)(left < INT_MAX ? left : INT_MAX));
         if (pr < 0 && errno != EINTR)
             break;
+        if ((pidfd >= 0 && pr > 0 && (pf[3].revents & POLLIN)) ||
+            (pidfd < 0 && leader_exited(pid))) {
+            exited = true;
+            break;
+        }
         for (int i = 0; i < 2 && pr > 0; i++) {
             if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
@@ -186,9 +238,23 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
             }
         }
     }
+    /* The command has exited: what it wrote is in the pipes. A pipe still open after
+     * that is held by a process it left behind. */
+    bool left_behind = false;
+    if (exited && so) {
+        left_behind = !drain(pf[0].fd, so, &so_n, MAX_STDOUT, &too_big);
+        left_behind = !drain(pf[1].fd, se, &se_n, MAX_STDERR, NULL) || left_behind;
+    }
     close(outp[0]);
     close(errp[0]);
+    if (pidfd >= 0)
+        close(pidfd);
     int status = 0;
+    /* The group goes at the timeout, a cancel, too much output, or when something left
+     * behind still holds the pipes; the command is not reaped before, so its process
+     * group id cannot have been reused. */
+    if (timed_out || too_big || cancelled || !so || left_behind)
+        kill(-pid, SIGKILL);
     if (timed_out || too_big || cancelled || !so) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
@@ -217,7 +283,7 @@ int ddb__cred_process(const ddb__cred_ctx *ctx, const char *profile, const char 
                        se[0] ? ": " : "", se);
     else {
         so[so_n] = '\0';
-        rc = parse(ctx, what, so, out);
+        rc = ddb__cred_process_parse(ctx, what, so, out);
     }
     if (so) {
         memset(so, 0, so_n);

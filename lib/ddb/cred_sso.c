@@ -46,12 +46,15 @@ static const char *jstr(json_object *o, const char *key)
     return json_object_get_string(v);
 }
 
-/* Writes o to path through a temporary file and a rename, mode 0600. */
+/* Writes o to path through a temporary file and a rename, mode 0600. The temporary file
+ * is made by mkstemp in the cache's folder (a random name, O_EXCL: never through a link
+ * planted there), so the tokens and the client secret reach no other file. */
 static bool write_cache(const char *path, json_object *o)
 {
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
+        return false;
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return false;
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
@@ -185,12 +188,40 @@ static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *
             goto out;
         }
     }
-    if (now >= exp_ms)
+    if (!ddb__header_value_ok(at)) /* it becomes the x-amz-sso_bearer_token header */
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: invalid header value: the cached "
+                       "SSO access token holds a line break or another control character; "
+                       "refused", what);
+    else if (now >= exp_ms)
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
                        "%s: the SSO session has expired (at %.40s); run 'aws sso login'", what, exp);
     else if (!(*token = strdup(at)))
         rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
 out:
+    json_object_put(o);
+    return rc;
+}
+
+int ddb__sso_role_credentials(const ddb__cred_ctx *ctx, const char *what, const char *body,
+                              ddb__credentials *out)
+{
+    json_object *o = json_tokener_parse(body ? body : "");
+    json_object *rcj = NULL, *exp = NULL;
+    if (o)
+        json_object_object_get_ex(o, "roleCredentials", &rcj);
+    const char *a = jstr(rcj, "accessKeyId"), *s = jstr(rcj, "secretAccessKey"),
+               *t = jstr(rcj, "sessionToken");
+    if (rcj)
+        json_object_object_get_ex(rcj, "expiration", &exp);
+    int64_t exp_ms = exp && (json_object_is_type(exp, json_type_int) ||
+                             json_object_is_type(exp, json_type_double))
+                         ? json_object_get_int64(exp) : 0;
+    int rc = 0;
+    if (!a || !s || !t || !*a || !*s || !*t || exp_ms <= 0)
+        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
+                       "%s: the answer of GetRoleCredentials has no complete credentials", what);
+    else if (!ddb__creds_set(out, a, s, t, exp_ms))
+        rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
     json_object_put(o);
     return rc;
 }
@@ -268,22 +299,8 @@ int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credential
         json_object_put(o);
         goto out;
     }
-    json_object *rcj = NULL, *exp = NULL;
-    if (o)
-        json_object_object_get_ex(o, "roleCredentials", &rcj);
-    const char *a = jstr(rcj, "accessKeyId"), *s = jstr(rcj, "secretAccessKey"),
-               *t = jstr(rcj, "sessionToken");
-    if (rcj)
-        json_object_object_get_ex(rcj, "expiration", &exp);
-    int64_t exp_ms = exp && (json_object_is_type(exp, json_type_int) ||
-                             json_object_is_type(exp, json_type_double))
-                         ? json_object_get_int64(exp) : 0;
-    if (!a || !s || !t || !*a || !*s || !*t || exp_ms <= 0)
-        rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
-                       "%s: the answer of GetRoleCredentials has no complete credentials", what);
-    else if (!ddb__creds_set(out, a, s, t, exp_ms))
-        rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
     json_object_put(o);
+    rc = ddb__sso_role_credentials(ctx, what, body, out);
 out:
     curl_free(ea);
     curl_free(er);

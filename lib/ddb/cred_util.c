@@ -1,12 +1,15 @@
 /* cred_util.c: what the credential providers share: one HTTP request through http.c's
  * ddb__http_send (no proxy and short timeouts for metadata endpoints, the CA bundle for
  * STS and SSO, a cap on the answer, the cancel token's eventfd),
- * ISO 8601 times, the few XML elements of an STS answer, form encoding, small files. */
+ * ISO 8601 times, the few XML elements of an STS answer (expat), form encoding, small
+ * files. */
 #include "internal.h"
 #include "buf.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <expat.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,31 @@ bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
         return false;
     }
     return true;
+}
+
+bool ddb__header_value_ok(const char *s)
+{
+    /* RFC 9110's field-value: visible ASCII, space, tab and obs-text (0x80-0xFF). A CR
+     * or LF would end the header line, and with it the request: what follows would be
+     * a header or a request of the sender's choosing. */
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return false;
+    return true;
+}
+
+int ddb__creds_check(ddb__credentials *c, const char *source, ddb_error *err)
+{
+    const char *bad = !ddb__header_value_ok(c->access_key_id) ? "access key id"
+                      : c->session_token && !ddb__header_value_ok(c->session_token)
+                          ? "session token" : NULL;
+    if (!bad)
+        return 0;
+    ddb__credentials_cleanup(c);
+    /* The value itself never goes in the error: it is a secret, and it is hostile. */
+    return ddb__fail(err, DDB_ECREDENTIALS, "%s: invalid header value: the %s holds a line "
+                     "break or another control character, which an HTTP header cannot carry; "
+                     "refused before any request", source, bad);
 }
 
 long ddb__cred_http(const ddb__cred_ctx *ctx, const ddb__cred_http_req *r, char **body,
@@ -113,84 +141,108 @@ int64_t ddb__parse_iso8601_ms(const char *s)
     return t * 1000;
 }
 
-/* The start of the content of the first <tag> or <tag attr...> at or after p, *end at
- * its closing tag; NULL when none. */
-static const char *find_element(const char *p, const char *end_limit, const char *tag,
-                                const char **end)
+/* The STS answer, parsed by expat: no DTD (one ends the parse, so no entity but XML's
+ * five is ever defined or expanded), comments skipped, character references and CDATA
+ * read as XML reads them. Element names are compared by their local part. */
+typedef struct xml_find {
+    const char *within, *tag;
+    int depth;
+    int within_depth;  /* depth of the first <within> while open, else 0 */
+    bool within_done;  /* the first <within> has closed */
+    int tag_depth;     /* depth of the <tag> being read, else 0 */
+    bool found, nested;
+    dl_buf text;
+    XML_Parser parser;
+} xml_find;
+
+static const char *local_name(const char *name)
 {
-    size_t tl = strlen(tag);
-    for (;;) {
-        const char *lt = strchr(p, '<');
-        if (!lt || (end_limit && lt >= end_limit))
-            return NULL;
-        if (strncmp(lt + 1, tag, tl) == 0 && (lt[1 + tl] == '>' || isspace((unsigned char)lt[1 + tl]))) {
-            const char *gt = strchr(lt, '>');
-            if (!gt)
-                return NULL;
-            const char *content = gt + 1;
-            char close[80];
-            snprintf(close, sizeof close, "</%s>", tag);
-            const char *c = strstr(content, close);
-            if (!c || (end_limit && c > end_limit))
-                return NULL;
-            *end = c;
-            return content;
-        }
-        p = lt + 1;
+    const char *sep = strrchr(name, '\x01');
+    return sep ? sep + 1 : name;
+}
+
+static void XMLCALL xml_start(void *arg, const XML_Char *name, const XML_Char **attrs)
+{
+    (void)attrs;
+    xml_find *f = arg;
+    f->depth++;
+    const char *n = local_name(name);
+    if (f->tag_depth) {
+        f->nested = true; /* an element inside: not a text value */
+        return;
     }
+    if (f->within && !f->within_depth && !f->within_done && strcmp(n, f->within) == 0) {
+        f->within_depth = f->depth;
+        return;
+    }
+    if (!f->found && (!f->within || f->within_depth) && strcmp(n, f->tag) == 0)
+        f->tag_depth = f->depth;
+}
+
+static void XMLCALL xml_end(void *arg, const XML_Char *name)
+{
+    (void)name;
+    xml_find *f = arg;
+    if (f->tag_depth == f->depth) {
+        f->tag_depth = 0;
+        f->found = true;
+    } else if (f->within_depth == f->depth) {
+        f->within_depth = 0;
+        f->within_done = true;
+    }
+    f->depth--;
+}
+
+static void XMLCALL xml_chars(void *arg, const XML_Char *s, int len)
+{
+    xml_find *f = arg;
+    if (f->tag_depth && !f->found)
+        dl__buf_put(&f->text, s, (size_t)len);
+}
+
+static void XMLCALL xml_doctype(void *arg, const XML_Char *name, const XML_Char *sysid,
+                                const XML_Char *pubid, int has_internal_subset)
+{
+    (void)name, (void)sysid, (void)pubid, (void)has_internal_subset;
+    xml_find *f = arg;
+    XML_StopParser(f->parser, XML_FALSE);
 }
 
 char *ddb__xml_text(const char *doc, const char *within, const char *tag)
 {
     if (!doc)
         return NULL;
-    const char *wend = NULL, *start = doc;
-    if (within) {
-        start = find_element(doc, NULL, within, &wend);
-        if (!start)
-            return NULL;
-    }
-    const char *tend;
-    const char *t = find_element(start, wend, tag, &tend);
-    if (!t)
+    size_t len = strlen(doc);
+    if (len > INT_MAX)
         return NULL;
-    size_t n = (size_t)(tend - t);
-    char *out = malloc(n + 1);
-    if (!out)
+    XML_Parser p = XML_ParserCreateNS("UTF-8", '\x01');
+    if (!p)
         return NULL;
-    size_t o = 0;
-    static const struct { const char *ent; char c; } ents[] = {
-        { "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
-    };
-    for (size_t i = 0; i < n;) {
-        if (t[i] == '&') {
-            bool done = false;
-            for (size_t e = 0; e < sizeof ents / sizeof ents[0] && !done; e++) {
-                size_t el = strlen(ents[e].ent);
-                if (i + el <= n && strncmp(t + i, ents[e].ent, el) == 0) {
-                    out[o++] = ents[e].c;
-                    i += el;
-                    done = true;
-                }
-            }
-            if (done)
-                continue;
+    xml_find f = { .within = within, .tag = tag, .parser = p };
+    XML_SetUserData(p, &f);
+    XML_SetElementHandler(p, xml_start, xml_end);
+    XML_SetCharacterDataHandler(p, xml_chars);
+    XML_SetStartDoctypeDeclHandler(p, xml_doctype);
+    XML_SetParamEntityParsing(p, XML_PARAM_ENTITY_PARSING_NEVER);
+    bool ok = XML_Parse(p, doc, (int)len, XML_TRUE) == XML_STATUS_OK;
+    XML_ParserFree(p);
+    char *out = NULL;
+    if (ok && f.found && !f.nested && !f.text.oom) {
+        /* the text, trimmed */
+        const char *t = f.text.p ? f.text.p : "";
+        size_t n = f.text.len;
+        while (n > 0 && isspace((unsigned char)*t))
+            t++, n--;
+        while (n > 0 && isspace((unsigned char)t[n - 1]))
+            n--;
+        if (!memchr(t, '\0', n) && (out = malloc(n + 1))) {
+            memcpy(out, t, n);
+            out[n] = '\0';
         }
-        if (t[i] == '<') { /* an element inside: not a text value */
-            free(out);
-            return NULL;
-        }
-        out[o++] = t[i++];
     }
-    out[o] = '\0';
-    /* trim */
-    size_t s = 0;
-    while (isspace((unsigned char)out[s]))
-        s++;
-    while (o > s && isspace((unsigned char)out[o - 1]))
-        out[--o] = '\0';
-    if (s)
-        memmove(out, out + s, o - s + 1);
+    if (f.text.p)
+        memset(f.text.p, 0, f.text.len); /* may be a secret */
+    dl__buf_cleanup(&f.text);
     return out;
 }
 

@@ -20,6 +20,10 @@
 #include <time.h>
 
 #define REFRESH_BEFORE_MS (5 * 60 * 1000)
+/* Credentials that come back expired, or expiring within REFRESH_BEFORE_MS, are not
+ * fetched again before this wait, doubled each time up to the most. */
+#define STALE_BACKOFF_MS 1000
+#define STALE_BACKOFF_MAX_MS (5 * 60 * 1000)
 #define IMDS_TOKEN_TTL_S "21600"
 /* An instance metadata endpoint, its longest path with a role name, a role name, the
  * session token's header: what does not fit is refused, never cut. */
@@ -50,6 +54,11 @@ struct ddb__cred_provider {
     bool have;
     ddb__credentials cur;
     const char *source;
+    /* After credentials that came back stale: no fetch before retry_at_ns (the clock's
+     * monotonic time); while nothing usable is held, stale_err is the answer. */
+    int64_t retry_at_ns, backoff_ms;
+    int stale_rc;
+    ddb_error stale_err;
 };
 
 static char *g_container_base; /* tests only */
@@ -109,6 +118,16 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
                       "profile '%.100s' not found in the shared config or credentials file", name);
             return NULL;
         }
+    }
+    /* Options that would become header values are checked here, at once. */
+    const char *bad_opt = some && !ddb__header_value_ok(opts->access_key_id) ? "access_key_id"
+                          : some && opts->session_token && !ddb__header_value_ok(opts->session_token)
+                              ? "session_token" : NULL;
+    if (bad_opt) {
+        ddb__fail(err, DDB_EINVAL, "explicit credentials: invalid header value: the option %s "
+                  "holds a line break or another control character, which an HTTP header "
+                  "cannot carry", bad_opt);
+        return NULL;
     }
     ddb__cred_provider *p = calloc(1, sizeof *p);
     if (!p) {
@@ -200,7 +219,7 @@ char *ddb__profile_region(const char *profile)
 /* ---- parsing the metadata endpoints' answer */
 
 /* {"AccessKeyId","SecretAccessKey","Token","Expiration"} (container and IMDS). */
-static bool parse_cred_json(const char *body, ddb__credentials *out)
+bool ddb__parse_cred_json(const char *body, ddb__credentials *out)
 {
     if (!body)
         return false;
@@ -376,9 +395,10 @@ static int from_container(const ddb__cred_ctx *ctx, ddb__credentials *out)
     const char *hdrs[2] = { "Accept: application/json", NULL };
     size_t nh = 1;
     if (token) {
-        if (!*token || strpbrk(token, "\r\n")) {
+        if (!*token || !ddb__header_value_ok(token)) {
             rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the authorization token is "
-                                                       "empty or has a line break; refused");
+                                                       "empty or has a line break or another "
+                                                       "control character; refused");
             goto out;
         }
         if (asprintf(&auth_hdr, "Authorization: %s", token) < 0) {
@@ -400,7 +420,7 @@ static int from_container(const ddb__cred_ctx *ctx, ddb__credentials *out)
     else if (status != 200)
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint "
                                                    "answered HTTP %ld", status);
-    else if (!parse_cred_json(body, out))
+    else if (!ddb__parse_cred_json(body, out))
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint's "
                                                    "answer has no credentials");
 out:
@@ -413,6 +433,20 @@ out:
 }
 
 /* ---- IMDSv2 */
+
+/* A role name as IAM allows them (letters, digits and +=,.@_-), and never "." or "..":
+ * it becomes a path segment of the next URL, where "..", "/", "?" or "#" would name
+ * another resource than the role's credentials. */
+static bool imds_role_ok(const char *role)
+{
+    size_t n = strlen(role);
+    if (n == 0 || n > IMDS_ROLE_MAX || strcmp(role, ".") == 0 || strcmp(role, "..") == 0)
+        return false;
+    for (const char *c = role; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("+=,.@_-", *c))
+            return false;
+    return true;
+}
 
 static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__credentials *out)
 {
@@ -443,7 +477,7 @@ static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__creden
         tk++;
     tk[strcspn(tk, "\r\n")] = '\0';
     char tok_hdr[IMDS_TOKEN_HEADER_MAX];
-    if (!*tk || snprintf(tok_hdr, sizeof tok_hdr, "X-aws-ec2-metadata-token: %s", tk) >= (int)sizeof tok_hdr) {
+    if (!*tk || !ddb__header_value_ok(tk) || snprintf(tok_hdr, sizeof tok_hdr, "X-aws-ec2-metadata-token: %s", tk) >= (int)sizeof tok_hdr) {
         what = "a bad session token";
         goto out;
     }
@@ -459,7 +493,7 @@ static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__creden
     while (isspace((unsigned char)*role))
         role++;
     role[strcspn(role, "\r\n")] = '\0';
-    if (!*role || strchr(role, '/') || strlen(role) > IMDS_ROLE_MAX) {
+    if (!imds_role_ok(role)) {
         what = "a bad role name";
         goto out;
     }
@@ -472,7 +506,7 @@ static int from_imds(const ddb__cred_ctx *ctx, const char *endpoint, ddb__creden
         what = st ? "the role's credentials were refused" : terr;
         goto out;
     }
-    if (parse_cred_json(body, out))
+    if (ddb__parse_cred_json(body, out))
         rc = 0;
     else
         what = "the answer has no credentials";
@@ -646,6 +680,13 @@ static int assume_role(walk *w, const char *profile, const char *role_arn, ddb__
     }
     ddb__credentials src = { 0 };
     int rc = role_source(w, profile, &src);
+    if (rc == 0) {
+        /* They sign the AssumeRole call, and their token is one of its headers. */
+        char src_what[200];
+        snprintf(src_what, sizeof src_what, "the source credentials of profile '%.100s'",
+                 profile);
+        rc = ddb__creds_check(&src, src_what, ctx->err);
+    }
     if (rc == 0)
         rc = ddb__sts_assume_role(ctx, what, &a, &src, out);
     ddb__credentials_cleanup(&src);
@@ -716,6 +757,31 @@ static void tried_add(char *buf, size_t n, const char *what)
     snprintf(buf + l, n - l, "%s%s", l ? ", " : "", what);
 }
 
+/* A source's name in an error. */
+static const char *source_label(const char *source)
+{
+    static const struct { const char *source, *label; } labels[] = {
+        { "environment", "the environment (AWS_ACCESS_KEY_ID, AWS_SESSION_TOKEN)" },
+        { "web-identity", "STS AssumeRoleWithWebIdentity" },
+        { "assume-role", "STS AssumeRole" },
+        { "shared-files", "the shared credentials and config files" },
+        { "sso", "the SSO portal" },
+        { "process", "credential_process" },
+        { "container", "the container credentials endpoint" },
+        { "imds", "the instance metadata service" },
+    };
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+        if (strcmp(labels[i].source, source) == 0)
+            return labels[i].label;
+    return source;
+}
+
+static bool is_profile_source(const char *source)
+{
+    return strcmp(source, "assume-role") == 0 || strcmp(source, "shared-files") == 0 ||
+           strcmp(source, "sso") == 0 || strcmp(source, "process") == 0;
+}
+
 /* Walks the chain; fills out and the source. Called with p->mu held. */
 static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *out,
                    const char **source, ddb_error *err)
@@ -728,6 +794,11 @@ static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *
     ddb__config *cfg = ddb__config_load();
     if (!cfg)
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    if (ddb__config_problem(cfg)) {
+        int rc = ddb__fail(err, DDB_ECREDENTIALS, "%s", ddb__config_problem(cfg));
+        ddb__config_free(cfg);
+        return rc;
+    }
     const char *profile = ddb__config_profile_name(p->profile);
     char *ca = ddb__config_ca_bundle(p->profile);
     ddb__cred_ctx ctx = { .cfg = cfg, .region = p->region, .ca_bundle = ca, .clock = p->clock,
@@ -792,6 +863,13 @@ static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *
     }
     if (rc == NOT_CONFIGURED)
         rc = ddb__fail(err, DDB_ECREDENTIALS, "no AWS credentials were found; tried: %s", tried);
+    if (rc == 0) {
+        char what[200];
+        snprintf(what, sizeof what, "credentials from %s%s%.100s%s", source_label(*source),
+                 is_profile_source(*source) ? " (profile '" : "",
+                 is_profile_source(*source) ? profile : "", is_profile_source(*source) ? "')" : "");
+        rc = ddb__creds_check(out, what, err);
+    }
     free(ca);
     ddb__config_free(cfg);
     return rc;
@@ -802,6 +880,44 @@ static bool fresh(const ddb__credentials *c, int64_t now_wall_ms)
     return c->expires_wall_ms == 0 || now_wall_ms < c->expires_wall_ms - REFRESH_BEFORE_MS;
 }
 
+/* Credentials fetched that are not fresh: the next fetch waits (doubling), and those
+ * already expired are refused, as botocore refuses them ("refreshed credentials are
+ * still expired") rather than fetching again before every request. 0 when got may be
+ * used; else got is cleared and rerr says why. Called with p->mu held. */
+static int stale_check(ddb__cred_provider *p, ddb__credentials *got, const char *source,
+                       int64_t now, ddb_error *rerr)
+{
+    if (fresh(got, now)) {
+        p->retry_at_ns = p->backoff_ms = 0;
+        return 0;
+    }
+    p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : STALE_BACKOFF_MS;
+    if (p->backoff_ms > STALE_BACKOFF_MAX_MS)
+        p->backoff_ms = STALE_BACKOFF_MAX_MS;
+    p->retry_at_ns = ddb_clock_mono_ns(p->clock) + p->backoff_ms * 1000000;
+    char exp[32] = "?";
+    time_t t = (time_t)(got->expires_wall_ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(exp, sizeof exp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (now < got->expires_wall_ms) {
+        char left[32], wait[32];
+        snprintf(left, sizeof left, "%lld", (long long)(got->expires_wall_ms - now));
+        snprintf(wait, sizeof wait, "%lld", (long long)p->backoff_ms);
+        ddb_log_field f[] = { { "source", source }, { "expiration", exp },
+                              { "expires_in_ms", left }, { "next_fetch_in_ms", wait } };
+        plog(p, DDB_LOG_WARN, "credentials fetched expire soon; used until then", f, 4);
+        return 0;
+    }
+    ddb__credentials_cleanup(got);
+    int rc = ddb__fail(rerr, DDB_ECREDENTIALS, "credentials from %s: refreshed credentials are "
+                       "still expired (expiration %s); not fetched again for %lld ms",
+                       source_label(source), exp, (long long)p->backoff_ms);
+    p->stale_rc = rc;
+    p->stale_err = *rerr;
+    return rc;
+}
+
 int ddb__cred_get(ddb__cred_provider *p, ddb__credentials *out, ddb_cancel *cancel,
                   ddb_error *err)
 {
@@ -810,12 +926,28 @@ int ddb__cred_get(ddb__cred_provider *p, ddb__credentials *out, ddb_cancel *canc
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&p->mu);
     int64_t now = ddb_clock_wall_ms(p->clock);
-    if (!p->have || !fresh(&p->cur, now)) {
+    bool need = !p->have || !fresh(&p->cur, now);
+    if (need && p->retry_at_ns && ddb_clock_mono_ns(p->clock) < p->retry_at_ns) {
+        /* Waiting after stale credentials: the current ones while they last, else the
+         * error that began the wait. */
+        if (p->have && now < p->cur.expires_wall_ms) {
+            need = false;
+        } else {
+            int rc = p->stale_rc;
+            if (err)
+                *err = p->stale_err;
+            pthread_mutex_unlock(&p->mu);
+            return rc;
+        }
+    }
+    if (need) {
         ddb__credentials got = { 0 };
         const char *source = "";
         ddb_error rerr;
         ddb_error_clear(&rerr);
         int rc = resolve(p, cancel, &got, &source, &rerr);
+        if (rc == 0)
+            rc = stale_check(p, &got, source, now, &rerr);
         if (rc == 0) {
             bool first = !p->have;
             ddb__credentials_cleanup(&p->cur);

@@ -87,6 +87,8 @@ char *ddb__aws_file_path(const char *env, const char *name);
  * ~/.aws/config); missing files are empty. NULL only when out of memory. */
 ddb__config *ddb__config_load(void);
 void ddb__config_free(ddb__config *c);
+/* Why a config or credentials file was not read (too large), or NULL. */
+const char *ddb__config_problem(const ddb__config *c);
 /* Whether a section of that kind and name exists in either file. */
 bool ddb__config_has(const ddb__config *c, int kind, const char *name);
 /* A non-empty value (borrowed) of a section: the credentials file wins for profiles; a
@@ -181,6 +183,21 @@ typedef struct ddb__cred_ctx {
 /* Sets out (copies); false when out of memory. */
 bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
                     const char *token, int64_t expires_wall_ms);
+/* Whether s may be an HTTP header value: no control character but the tab (no CR, no
+ * LF, no NUL), as RFC 9110 says. */
+bool ddb__header_value_ok(const char *s);
+/* 0 when the access key id and session token of c can be sent as header values; else
+ * c is cleared and the error (DDB_ECREDENTIALS) names `source` and the field, never
+ * the value. */
+int ddb__creds_check(ddb__credentials *c, const char *source, ddb_error *err);
+/* The parsers of the providers' answers, each on its own for the fuzz targets:
+ * the container and IMDS JSON (false when it holds no credentials), the output of a
+ * credential_process, SSO's GetRoleCredentials answer (0, or an error naming `what`). */
+bool ddb__parse_cred_json(const char *body, ddb__credentials *out);
+int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const char *text,
+                            ddb__credentials *out);
+int ddb__sso_role_credentials(const ddb__cred_ctx *ctx, const char *what, const char *body,
+                              ddb__credentials *out);
 /* One HTTP request of a provider. `metadata`: a link-local/loopback metadata endpoint
  * (short timeouts, never through a proxy); `resolve` a CURLOPT_RESOLVE entry pinning the
  * address checked, or NULL. Returns the status (0: no answer; why in transport_err). */

@@ -25,8 +25,10 @@ const char *ddb_log_level_name(int level)
     }
 }
 
-/* Writes s as the inside of a double-quoted string: \" \\ \n \r \t, other control bytes
- * as \u00XX, invalid UTF-8 as U+FFFD. The same escapes serve JSON and logfmt. */
+/* Writes s as the inside of a double-quoted string: \" \\ \n \r \t, invalid UTF-8 as
+ * U+FFFD, and what else a terminal would act on rather than show (dl__utf8_is_control,
+ * the test the command's output uses: C0 and C1 controls, DEL, bidirectional marks and
+ * overrides, line separators) as \uXXXX. The same escapes serve JSON and logfmt. */
 static void put_escaped(dl_buf *l, const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -41,14 +43,14 @@ static void put_escaped(dl_buf *l, const char *s)
         case '\t': dl__buf_puts(l, "\\t"); i++; continue;
         default: break;
         }
-        if (c < 0x20 || c == 0x7f) {
+        size_t k = dl__utf8_seq(u + i, n - i);
+        if (k != 0 && dl__utf8_is_control(u + i, k)) {
             char buf[8];
-            snprintf(buf, sizeof buf, "\\u%04x", c);
+            snprintf(buf, sizeof buf, "\\u%04lx", dl__utf8_code_point(u + i, k));
             dl__buf_puts(l, buf);
-            i++;
+            i += k;
             continue;
         }
-        size_t k = dl__utf8_seq(u + i, n - i);
         if (k == 0) {
             dl__buf_puts(l, "\xef\xbf\xbd");
             i++;

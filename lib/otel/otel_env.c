@@ -206,6 +206,23 @@ static bool valid_url(const char *u)
     return (strncmp(u, "http://", 7) == 0 && u[7]) || (strncmp(u, "https://", 8) == 0 && u[8]);
 }
 
+/* url for an error message, its user info (a user name and password before an '@' in
+ * the authority) replaced by "***", as curl and the SDKs keep passwords out of logs. */
+static void redacted(const char *url, char *buf, size_t n)
+{
+    const char *sep = strstr(url, "://");
+    const char *auth = sep ? sep + 3 : url;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *p = auth; p < auth + alen; p++)
+        if (*p == '@')
+            at = p;
+    if (at)
+        snprintf(buf, n, "%.*s***%.*s", (int)(auth - url), url, 200, at);
+    else
+        snprintf(buf, n, "%.240s", url);
+}
+
 /* The base endpoint with the signal's path: "v1/traces" after a '/'. */
 static char *signal_url(const char *base, const char *path)
 {
@@ -253,7 +270,10 @@ static int resolve_url(const char *opt_signal, const char *opt_base, const envr 
     if (!u)
         return ddb_error_set(err, DDB_ENOMEM, NULL);
     if (!valid_url(u)) {
-        ddb_error_set(err, DDB_EINVAL, "The OTLP endpoint \"%s\" is not an http:// or https:// URL.", v);
+        char shown[300];
+        redacted(v, shown, sizeof shown);
+        ddb_error_set(err, DDB_EINVAL, "The OTLP endpoint \"%s\" is not an http:// or https:// URL.",
+                      shown);
         free(u);
         return DDB_EINVAL;
     }

@@ -373,8 +373,10 @@ START_TEST(expiring_credentials_refresh_on_the_clock)
     ddb_fake_clock_advance(clock, 2 * 60 * 1000);
     ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
     ck_assert_ptr_null(c.access_key_id);
-    /* The service is back: fresh credentials. */
+    /* The service is back: fresh credentials (an hour more; ones that expire now would
+     * be refused as still expired). */
     fake_meta_set_failing(g_meta, false);
+    fake_meta_set_expiration(g_meta, T0_MS + 130 * 60 * 1000);
     ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), 0);
     ck_assert_str_eq(c.access_key_id, "IMDSAKID3");
     ddb__credentials_cleanup(&c);
