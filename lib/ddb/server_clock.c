@@ -117,7 +117,8 @@ static bool start_signing(server_clock *sc, const char *date)
 }
 
 /* GETs url on conn (NULL: a connection of its own); fills b. 0 on a 200 answer,
- * DDB_ECANCELED when cancel was set, -1 otherwise. */
+ * DDB_ECANCELED when cancel was set, -2 when the server refuses the credentials (or
+ * none were found), -1 otherwise. */
 static int http_get(server_clock *sc, ddb__http_conn *conn, const char *url, body *b,
                     ddb_cancel *cancel, long timeout_ms)
 {
@@ -132,7 +133,7 @@ static int http_get(server_clock *sc, ddb__http_conn *conn, const char *url, bod
         bool sign = sc->creds != NULL;
         pthread_mutex_unlock(&sc->sign_lock);
         if (sign && !sign_get(sc, url, lines, &buf))
-            return -1;
+            return -2;
         bool token = buf && lines[3][strlen("X-Amz-Security-Token: ")] != '\0';
         ddb__http_request r = {
             .method = "GET",
@@ -153,7 +154,7 @@ static int http_get(server_clock *sc, ddb__http_conn *conn, const char *url, bod
             return rc == DDB_ECANCELED ? rc : -1;
         bool retry = a.status == 403 && attempt == 0 &&
                      start_signing(sc, a.n_header_values ? a.header_values[0] : NULL);
-        rc = a.status == 200 ? 0 : -1;
+        rc = a.status == 200 ? 0 : a.status == 403 ? -2 : -1;
         memcpy(b->data, a.body, a.len + 1);
         b->len = a.len;
         ddb__http_answer_cleanup(&a);
@@ -281,7 +282,15 @@ ddb_clock *ddb_clock_new_server(const char *endpoint, ddb_error *err)
     char url[URL_MAX];
     snprintf(url, sizeof url, "%s/fake/clock", sc->endpoint);
     body b;
-    if (http_get(sc, sc->now_conn, url, &b, NULL, NOW_TIMEOUT_MS) != 0 || field_i64(&b, "now_ms", -1) < 0) {
+    int got = http_get(sc, sc->now_conn, url, &b, NULL, NOW_TIMEOUT_MS);
+    if (got == -2) {
+        ddb__fail(err, DDB_ECREDENTIALS, "the fake server at %s wants credentials (fakedb "
+                  "--credentials) for its clock, and those found (environment, shared files) "
+                  "are not its own", sc->endpoint);
+        server_free(sc);
+        return NULL;
+    }
+    if (got != 0 || field_i64(&b, "now_ms", -1) < 0) {
         ddb__fail(err, DDB_ENETWORK, "no fake server clock answers at %s/fake/clock", sc->endpoint);
         server_free(sc);
         return NULL;
