@@ -480,6 +480,25 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     return r;
 }
 
+/* The admin endpoints' bodies are small JSON objects: a larger one is refused before it
+ * is held, so that no request under /fake/ costs more memory than this. */
+#define ADMIN_MAX_BODY 65536
+
+static bool is_admin(const char *url)
+{
+    return !strncmp(url, "/fake/", 6) || !strcmp(url, "/fake");
+}
+
+static void admin_too_large(fakedb__http_resp *rs)
+{
+    static const char msg[] = "{\"error\":\"the body is larger than 65536 bytes, the limit of /fake/ requests\"}";
+    memset(rs, 0, sizeof *rs);
+    rs->status = 400;
+    rs->body = strdup(msg);
+    rs->body_len = rs->body ? strlen(msg) : 0;
+    rs->content_type = "application/json";
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls)
@@ -512,6 +531,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method"))
             return answer_preflight(conn, db, origin);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (is_admin(url) && cl && strtoll(cl, NULL, 10) > ADMIN_MAX_BODY) {
+            fakedb__http_resp rs;
+            admin_too_large(&rs);
+            rs.close = true; /* the body is not read */
+            return send_resp(conn, db, &rs);
+        }
         if (cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
             fakedb__http_req rq;
             fakedb__http_resp rs;
@@ -529,7 +554,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         if (cs->too_large)
             return MHD_YES;
-        if (cs->body.len + n > (size_t)FDB_MAX_REQUEST_BYTES) {
+        if (cs->body.len + n > (is_admin(url) ? (size_t)ADMIN_MAX_BODY : (size_t)FDB_MAX_REQUEST_BYTES)) {
             cs->too_large = true;
             dl__buf_cleanup(&cs->body);
             return MHD_YES;
@@ -561,7 +586,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
     if (cs->waiting == WAIT_CLOCK && cs->resumed) {
         fakedb__admin_wait_answer(db, cs->until_ms, &rs);
-    } else if (!strncmp(url, "/fake/", 6) || !strcmp(url, "/fake")) {
+    } else if (is_admin(url) && cs->too_large) {
+        admin_too_large(&rs);
+    } else if (is_admin(url)) {
         int64_t until = 0, timeout = 0;
         /* With credentials every /fake/ path but the health check needs them. */
         if (db->cred_key && strcmp(url, "/fake/health") != 0 && !fakedb__admin_authorized(db, &rq, &rs)) {
