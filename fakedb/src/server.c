@@ -18,7 +18,6 @@
 #include <dynalock/version.h>
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -313,13 +312,20 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
-/* RFC 9110 5.6.2: a field name is a token. */
+/* RFC 9110 5.6.2: a token's characters (ASCII, whatever the process's locale). */
+static bool tchar(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* A field name is a token. */
 static bool is_token(const char *s)
 {
     if (!*s)
         return false;
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+        if (!tchar(*s))
             return false;
     return true;
 }
@@ -413,7 +419,7 @@ static bool token_list(const char *s)
     if (!s || !*s || strlen(s) > 1024)
         return false;
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~, ", *s))
+        if (!tchar(*s) && *s != ',' && *s != ' ')
             return false;
     return true;
 }

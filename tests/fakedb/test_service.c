@@ -466,9 +466,10 @@ START_TEST(fault_limits)
     ck_assert_str_eq(a.body, "{\"faults\":[]}");
     answer_free(&a);
     /* Unbounded, 12 such faults held 144 MB more, and even refused, each body (and its
-     * parse) was held whole: none is now. */
+     * parse) was held whole: none is now, so the growth stays below one body (a few MB
+     * of the sanitizers' own bookkeeping). */
     if (before > 0 && after > 0)
-        ck_assert_msg(after - before < 4 * 1024, "memory grew from %ld kB to %ld kB", before, after);
+        ck_assert_msg(after - before < 10 * 1024, "memory grew from %ld kB to %ld kB", before, after);
     char et[300];
     snprintf(et, sizeof et, "{\"error_type\":\"%0200d\"}", 7);
     a = http("POST", "/fake/faults", NULL, et, NULL);
