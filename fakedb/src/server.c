@@ -486,8 +486,11 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     return r;
 }
 
-/* The admin endpoints' bodies are small JSON objects: a larger one is refused before it
- * is held, so that no request under /fake/ costs more memory than this. */
+/* The admin endpoints' bodies are small JSON objects: a larger one is read and dropped
+ * as it comes, never held, then refused (answered at once past 16 MB, as a DynamoDB
+ * request is), so that no request under /fake/ costs more memory than this. Answering
+ * before the body is read and closing would race the client's sending: its kernel
+ * resets the connection and the answer is lost. */
 #define ADMIN_MAX_BODY 65536
 
 static bool is_admin(const char *url)
@@ -537,10 +540,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method"))
             return answer_preflight(conn, db, origin);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (is_admin(url) && cl && strtoll(cl, NULL, 10) > ADMIN_MAX_BODY) {
+        if (is_admin(url) && cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
             fakedb__http_resp rs;
             admin_too_large(&rs);
-            rs.close = true; /* the body is not read */
             return send_resp(conn, db, &rs);
         }
         if (cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
