@@ -18,7 +18,7 @@ static const char k_usage[] =
     "usage: fakedb [--host ADDR] [--port N] [--port-file PATH] [--db PATH]\n"
     "              [--clock system|fake[:EPOCH_MS]] [--credentials KEY:SECRET]\n"
     "              [--threads N] [--idle-timeout MS] [--max-connections N] [--log]\n"
-    "              [--help] [--version]\n";
+    "              [--cors ORIGINS|none] [--help] [--version]\n";
 
 static const char k_help[] =
     "A fake DynamoDB server: DynamoDB's JSON protocol over HTTP, stored in sqlite.\n"
@@ -30,7 +30,10 @@ static const char k_help[] =
     "  --clock system|fake[:EPOCH_MS]\n"
     "                          the server's clock; a fake one moves only through\n"
     "                          POST /fake/clock/advance and /fake/clock/set\n"
-    "  --credentials KEY:SECRET  verify SigV4 signatures with this key\n"
+    "  --credentials KEY:SECRET  verify SigV4 signatures with this key; /fake/ (but\n"
+    "                          /fake/health) then needs them too\n"
+    "  --cors ORIGINS|none     origins allowed by CORS, comma-separated, * for any\n"
+    "                          (default *); none: no CORS\n"
     "  --threads N             worker threads (default 4)\n"
     "  --idle-timeout MS       close a connection idle (or a request stalled) this long\n"
     "                          (default 60000)\n"
@@ -106,7 +109,7 @@ int main(int argc, char **argv)
         name[nl] = 0;
         static const char *const known[] = { "--help", "--version", "--log", "--host", "--port",
                                              "--threads", "--port-file", "--db", "--credentials",
-                                             "--clock", "--idle-timeout", "--max-connections", NULL };
+                                             "--clock", "--idle-timeout", "--max-connections", "--cors", NULL };
         bool is_known = false;
         for (size_t k = 0; known[k]; k++)
             is_known = is_known || !strcmp(name, known[k]);
@@ -165,6 +168,10 @@ int main(int argc, char **argv)
             if (!strchr(val, ':') || val[0] == ':')
                 return usage_error("bad --credentials (want KEY:SECRET)", val);
             o.credentials = val;
+        } else if (!strcmp(name, "--cors")) {
+            if (!*val)
+                return usage_error("bad --cors (want ORIGINS, * or none)", val);
+            o.cors = strcmp(val, "none") ? val : "";
         } else if (!strcmp(name, "--clock")) {
             if (!strcmp(val, "system")) {
                 o.fake_clock = false;

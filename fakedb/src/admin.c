@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void reply(fakedb__http_resp *rs, int status, json_object *o)
 {
@@ -76,7 +77,7 @@ static void add_fault(fakedb *db, json_object *b, fakedb__http_resp *rs)
     const char *why = NULL;
     long id = fakedb__fault_add_json(db, b, &why);
     if (id < 0) {
-        reply_error(rs, 400, why);
+        reply_error(rs, id == FAKEDB_ENOMEM ? 500 : 400, why);
         return;
     }
     json_object *o = json_object_new_object();
@@ -106,6 +107,37 @@ static json_object *stats_json(fakedb *db)
     pthread_mutex_unlock(&db->conn_lock);
     json_object_object_add(o, "connections", json_object_new_int64(conns));
     return o;
+}
+
+/* A request under /fake/ to a server with credentials: signed with them (SigV4, as a
+ * DynamoDB request), or "Authorization: Bearer SECRET" with their secret access key. */
+bool fakedb__admin_authorized(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
+{
+    const char *auth = rq->authorization;
+    char why[600] = "";
+    if (auth && !strncasecmp(auth, "Bearer ", 7)) {
+        const char *token = auth + 7;
+        size_t n = strlen(token), m = strlen(db->cred_secret);
+        unsigned char diff = (unsigned char)(n != m);
+        for (size_t i = 0; i < n && i < m; i++) /* the same time for every wrong token */
+            diff |= (unsigned char)(token[i] ^ db->cred_secret[i]);
+        if (!diff)
+            return true;
+        snprintf(why, sizeof why, "the bearer token is not the server's secret access key");
+    } else if (auth && *auth) {
+        if (fakedb__signed(db, rq, why, sizeof why))
+            return true;
+    } else {
+        snprintf(why, sizeof why, "no Authorization header");
+    }
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(
+        "fakedb runs with --credentials: /fake/ endpoints other than /fake/health need them, "
+        "as a request signed with SigV4 (as DynamoDB requests are) or the header "
+        "'Authorization: Bearer SECRET' with the secret access key"));
+    json_object_object_add(o, "reason", json_object_new_string(why));
+    reply(rs, 403, o);
+    return false;
 }
 
 void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs)

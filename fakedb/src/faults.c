@@ -3,6 +3,7 @@
  * counters per operation. */
 #include "protocol.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,32 @@ static void fault_free(fakedb__fault_rec *f)
     free(f);
 }
 
+const char *fakedb__fault_too_long(const fakedb_fault *f)
+{
+    static const struct {
+        size_t off, max;
+        const char *what;
+    } fields[] = {
+        { offsetof(fakedb_fault, operation), FAKEDB_MAX_FAULT_OPERATION, "operation is longer than 64 bytes" },
+        { offsetof(fakedb_fault, table), FAKEDB_MAX_FAULT_TABLE, "table is longer than 255 bytes" },
+        { offsetof(fakedb_fault, key), FAKEDB_MAX_FAULT_KEY, "key is longer than 2048 bytes" },
+        { offsetof(fakedb_fault, error_type), FAKEDB_MAX_FAULT_ERROR_TYPE, "error_type is longer than 127 bytes" },
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const char *s = *(const char *const *)(const void *)((const char *)f + fields[i].off);
+        if (s && strnlen(s, fields[i].max + 1) > fields[i].max)
+            return fields[i].what;
+    }
+    return NULL;
+}
+
 long fakedb_fault_add(fakedb *db, const fakedb_fault *f)
 {
     if (!db || !f || f->kind < FAKEDB_FAULT_ERROR || f->kind > FAKEDB_FAULT_LOST_REQUEST ||
         f->count < 0 || f->delay_ms < 0 || (f->status && (f->status < 400 || f->status > 599)))
         return FAKEDB_EINVAL;
+    if (fakedb__fault_too_long(f))
+        return FAKEDB_ELIMIT;
     fakedb__fault_rec *rec = calloc(1, sizeof *rec);
     if (!rec)
         return FAKEDB_ENOMEM;
@@ -36,10 +58,16 @@ long fakedb_fault_add(fakedb *db, const fakedb_fault *f)
     rec->f.key = dup_or_null(f->key);
     rec->f.error_type = dup_or_null(f->error_type);
     pthread_mutex_lock(&db->fault_lock);
-    rec->id = ++db->next_fault_id;
     fakedb__fault_rec **pp = &db->faults;
-    while (*pp)
+    long n = 0;
+    for (; *pp; n++)
         pp = &(*pp)->next;
+    if (n >= FAKEDB_MAX_FAULTS) {
+        pthread_mutex_unlock(&db->fault_lock);
+        fault_free(rec);
+        return FAKEDB_ELIMIT;
+    }
+    rec->id = ++db->next_fault_id;
     *pp = rec;
     long id = rec->id;
     pthread_mutex_unlock(&db->fault_lock);
@@ -341,8 +369,15 @@ long fakedb__fault_add_json(fakedb *db, json_object *b, const char **why)
     f.count = json_i64(b, "count", &v) ? (int)v : 0;
     f.status = json_i64(b, "status", &v) ? (int)v : 0;
     f.delay_ms = json_i64(b, "delay_ms", &v) ? v : 0;
+    const char *too_long = fakedb__fault_too_long(&f);
+    if (too_long) {
+        *why = too_long;
+        return FAKEDB_ELIMIT;
+    }
     long id = fakedb_fault_add(db, &f);
     if (id < 0)
-        *why = "invalid fault";
+        *why = id == FAKEDB_ELIMIT ? "too many faults: at most 1000 at once (FAKEDB_MAX_FAULTS)"
+               : id == FAKEDB_ENOMEM ? "out of memory"
+                                     : "invalid fault";
     return id;
 }

@@ -247,6 +247,22 @@ static int check_auth(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
     }
 }
 
+bool fakedb__signed(fakedb *db, fakedb__http_req *rq, char *why, size_t n)
+{
+    fakedb__http_resp tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (check_auth(db, rq, &tmp) == 0) {
+        free(tmp.body);
+        return true;
+    }
+    json_object *o = tmp.body ? json_tokener_parse(tmp.body) : NULL;
+    const char *msg = fakedb__json_str(o, "message");
+    snprintf(why, n, "%s: %s", tmp.error_type, msg ? msg : "");
+    json_object_put(o);
+    free(tmp.body);
+    return false;
+}
+
 /* json-c keeps object keys as C strings, so a NUL (\u0000) in an attribute name or map
  * key would cut it short ("a\u0000b" would overwrite "a"), and names read with
  * json_object_get_string would be cut too. Before parsing, such escapes in keys and in
@@ -319,6 +335,48 @@ static char *map_nul_escapes(const char *body, size_t len, size_t *out_len, bool
     return out;
 }
 
+/* The value of \uXXXX at p (p[0] == '\\'), or -1. */
+static long u_escape(const char *p, const char *end)
+{
+    if (end - p < 6 || p[1] != 'u')
+        return -1;
+    long v = 0;
+    for (int i = 2; i < 6; i++) {
+        int c = (unsigned char)p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Whether a string of the body holds an escaped surrogate that is not half of a pair
+ * ("\ud800", "\udc00"): json-c decodes each to U+FFFD, so "k\ud800" and "k\udc00"
+ * would be one key. Such a string has no UTF-8 form, which DynamoDB's strings are. */
+static bool lone_surrogate(const char *body, size_t len)
+{
+    const char *end = body + len;
+    for (const char *p = memchr(body, '\\', len); p; p = memchr(p, '\\', (size_t)(end - p))) {
+        long v = u_escape(p, end);
+        if (v < 0) {
+            p += p + 1 < end ? 2 : 1; /* another escape, "\\" among them */
+            continue;
+        }
+        if (v >= 0xDC00 && v <= 0xDFFF)
+            return true;
+        if (v >= 0xD800 && v <= 0xDBFF) {
+            long lo = u_escape(p + 6, end);
+            if (p + 6 >= end || p[6] != '\\' || lo < 0xDC00 || lo > 0xDFFF)
+                return true;
+            p += 12;
+            continue;
+        }
+        p += 6;
+    }
+    return false;
+}
+
 static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *rs)
 {
     if (len == 0) {
@@ -327,6 +385,11 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
     }
     if (!dl__utf8_valid(body, len)) { /* stricter than json-c's own check */
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Invalid UTF-8 in request");
+        return NULL;
+    }
+    if (lone_surrogate(body, len)) {
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION,
+                             "Invalid UTF-8 in request: a string holds an unpaired surrogate escape");
         return NULL;
     }
     bool oom;
@@ -462,8 +525,12 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
     rs->lose = lose;
     if (db->log_requests) {
         const char *t = r.err.type ? strchr(r.err.type, '#') : NULL;
-        fprintf(stderr, "fakedb: %s %s %d %s%s%lldms\n", name, fakedb__json_str(req, "TableName") ? fakedb__json_str(req, "TableName") : "-",
-                rs->status, t ? t + 1 : "", t ? " " : "", (long long)(fakedb__mono_ms() - t0));
+        const char *table = fakedb__json_str(req, "TableName");
+        char safe_table[4 * 256 + 1], safe_type[4 * 128 + 1];
+        fprintf(stderr, "fakedb: %s %s %d %s%s%lldms\n", name,
+                table ? fakedb__log_text(table, safe_table, sizeof safe_table) : "-", rs->status,
+                t ? fakedb__log_text(t + 1, safe_type, sizeof safe_type) : "", t ? " " : "",
+                (long long)(fakedb__mono_ms() - t0));
     }
     json_object_put(r.body);
     json_object_put(req);

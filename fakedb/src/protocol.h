@@ -62,6 +62,7 @@ typedef struct fakedb__fault_rec {
 
 struct fakedb {
     char *host, *db_path, *cred_key, *cred_secret;
+    char *cors;                 /* NULL: off; "*" or origins, comma-separated */
     bool log_requests;
     int threads;
     int port;
@@ -119,8 +120,12 @@ bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
                          fakedb_fault_kind kind, fakedb__fault_hit *hit);
 json_object *fakedb__faults_json(fakedb *db);
 /* Adds the fault a JSON object describes (the body of POST /fake/faults): its id, or -1
- * with *why set to a static message. */
+ * (FAKEDB_ELIMIT for a string over its limit or too many faults, FAKEDB_ENOMEM) with *why
+ * set to a static message. */
 long fakedb__fault_add_json(fakedb *db, json_object *body, const char **why);
+/* Which string of f is longer than its FAKEDB_MAX_FAULT_* ("error_type is longer than
+ * 127 bytes"), or NULL. */
+const char *fakedb__fault_too_long(const fakedb_fault *f);
 void fakedb__faults_free(fakedb *db);
 
 /* stats */
@@ -161,6 +166,9 @@ uint32_t fakedb__crc32(const void *data, size_t len);
 void fakedb__request_id(fakedb *db, char out[53]);
 void fakedb__answer_error(fakedb__http_resp *rs, int status, const char *type, const char *msg);
 void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o);
+/* Whether rq is signed with the server's credentials as a DynamoDB request must be
+ * (the same checks); when not, why (DynamoDB's message) goes to why. */
+bool fakedb__signed(fakedb *db, fakedb__http_req *rq, char *why, size_t n);
 
 /* metrics.c. A request is counted once it is answered (or lost): op -1 for an unknown
  * operation, status 0 when no answer was sent, error_type "" or NULL on success. */

@@ -21,9 +21,11 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -146,6 +148,8 @@ static void reap_idle(fakedb *db)
 }
 
 typedef struct conn_state {
+    bool started;           /* the access handler has seen the request */
+    char *query;            /* the raw query string (for SigV4), or NULL */
     dl_buf body;
     bool too_large;
     int waiting;            /* what the connection was suspended for */
@@ -322,23 +326,139 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
-typedef struct content_length {
-    const char *first;
-    bool conflict;
-} content_length;
-
-static enum MHD_Result check_content_length(void *cls, enum MHD_ValueKind kind, const char *key,
-                                            const char *value)
+/* RFC 9110 5.6.2: a token's characters (ASCII, whatever the process's locale). */
+static bool tchar(char c)
 {
-    content_length *c = cls;
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* A field name is a token. */
+static bool is_token(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!tchar(*s))
+            return false;
+    return true;
+}
+
+/* What the headers say of the body's framing (RFC 9112 6): the reason the request
+ * must be refused, and its connection closed, or NULL. */
+typedef struct framing {
+    const char *content_length; /* the first */
+    int transfer_encodings;
+    const char *problem;
+} framing;
+
+static enum MHD_Result check_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    framing *f = cls;
     (void)kind;
-    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
-        return MHD_YES;
-    if (!c->first)
-        c->first = value ? value : "";
-    else if (strcmp(c->first, value ? value : "") != 0)
-        c->conflict = true;
+    value = value ? value : "";
+    const char *problem = NULL;
+    if (!is_token(key)) {
+        problem = "Malformed header name";
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        if (!f->content_length)
+            f->content_length = value;
+        else if (strcmp(f->content_length, value) != 0)
+            problem = "Conflicting Content-Length headers";
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->transfer_encodings++;
+        if (strcasecmp(value, "chunked") != 0)
+            problem = "Unsupported Transfer-Encoding (only chunked is)";
+    }
+    if (problem && !f->problem)
+        f->problem = problem;
     return MHD_YES;
+}
+
+static const char *framing_problem(struct MHD_Connection *conn)
+{
+    framing f = { NULL, 0, NULL };
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, check_framing, &f);
+    if (!f.problem && f.transfer_encodings > 1)
+        f.problem = "Transfer-Encoding repeated";
+    if (!f.problem && f.transfer_encodings && f.content_length)
+        f.problem = "Both Content-Length and Transfer-Encoding";
+    return f.problem;
+}
+
+/* ---- CORS: db->cors is NULL (off), "*" or a comma-separated list of origins */
+
+#define CORS_EXPOSE "x-amzn-RequestId, x-amz-crc32, x-amz-id-2, Date"
+#define CORS_METHODS "GET, POST, DELETE, OPTIONS"
+#define CORS_HEADERS "authorization, content-type, x-amz-date, x-amz-target, x-amz-user-agent, " \
+                     "x-amz-security-token, x-amz-content-sha256, amz-sdk-invocation-id, " \
+                     "amz-sdk-request, x-amz-client-context"
+#define CORS_MAX_AGE "1728000"
+
+static bool origin_allowed(const fakedb *db, const char *origin)
+{
+    if (!db->cors || !origin || !*origin)
+        return false;
+    size_t n = strlen(origin);
+    for (const char *p = db->cors; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t k = strcspn(p, ",");
+        size_t t = k;
+        while (t && p[t - 1] == ' ')
+            t--;
+        if ((t == 1 && *p == '*') || (t == n && t && !strncasecmp(p, origin, n)))
+            return true;
+        p += k;
+    }
+    return false;
+}
+
+/* The headers of an answer to an allowed origin. */
+static void add_cors(struct MHD_Response *resp, const fakedb *db, const char *origin)
+{
+    bool any = !strcmp(db->cors, "*");
+    if (!any)
+        MHD_add_response_header(resp, "Vary", "Origin");
+    if (!origin_allowed(db, origin))
+        return;
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", any ? "*" : origin);
+    MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE);
+}
+
+/* A token list ("a, b-c"), so that it may be echoed. */
+static bool token_list(const char *s)
+{
+    if (!s || !*s || strlen(s) > 1024)
+        return false;
+    for (; *s; s++)
+        if (!tchar(*s) && *s != ',' && *s != ' ')
+            return false;
+    return true;
+}
+
+/* Answers a CORS preflight: 200 with what may be sent, or 403 for an origin not allowed. */
+static enum MHD_Result answer_preflight(struct MHD_Connection *conn, fakedb *db, const char *origin)
+{
+    bool ok = origin_allowed(db, origin);
+    static char refused[] = "{\"error\":\"CORS: this origin is not allowed (fakedb --cors)\"}";
+    struct MHD_Response *resp = MHD_create_response_from_buffer(ok ? 0 : strlen(refused), refused,
+                                                                MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    add_cors(resp, db, origin);
+    if (ok) {
+        const char *asked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Headers");
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", CORS_METHODS);
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers", token_list(asked) ? asked : CORS_HEADERS);
+        MHD_add_response_header(resp, "Access-Control-Max-Age", CORS_MAX_AGE);
+    } else {
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+    }
+    enum MHD_Result r = MHD_queue_response(conn, ok ? 200 : 403, resp);
+    MHD_destroy_response(resp);
+    return r;
 }
 
 static const char *get_arg(void *ctx, const char *name)
@@ -371,6 +491,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
         snprintf(crc, sizeof crc, "%u", rs->crc32);
         MHD_add_response_header(resp, "x-amz-crc32", crc);
     }
+    if (db->cors)
+        add_cors(resp, db, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"));
     if (rs->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (rs->console)
@@ -380,6 +502,28 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     return r;
 }
 
+/* The admin endpoints' bodies are small JSON objects: a larger one is read and dropped
+ * as it comes, never held, then refused (answered at once past 16 MB, as a DynamoDB
+ * request is), so that no request under /fake/ costs more memory than this. Answering
+ * before the body is read and closing would race the client's sending: its kernel
+ * resets the connection and the answer is lost. */
+#define ADMIN_MAX_BODY 65536
+
+static bool is_admin(const char *url)
+{
+    return !strncmp(url, "/fake/", 6) || !strcmp(url, "/fake");
+}
+
+static void admin_too_large(fakedb__http_resp *rs)
+{
+    static const char msg[] = "{\"error\":\"the body is larger than 65536 bytes, the limit of /fake/ requests\"}";
+    memset(rs, 0, sizeof *rs);
+    rs->status = 400;
+    rs->body = strdup(msg);
+    rs->body_len = rs->body ? strlen(msg) : 0;
+    rs->content_type = "application/json";
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls)
@@ -387,24 +531,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     fakedb *db = cls;
     conn_state *cs = *con_cls;
     (void)version;
-    if (!cs) {
-        cs = calloc(1, sizeof *cs);
-        if (!cs)
-            return MHD_NO;
-        *con_cls = cs;
+    if (!cs || !cs->started) {
+        if (!cs) {
+            cs = calloc(1, sizeof *cs);
+            if (!cs)
+                return MHD_NO;
+            *con_cls = cs;
+        }
+        cs->started = true;
         conn_mark(db, conn, true);
-        content_length cls_seen = { NULL, false };
-        MHD_get_connection_values(conn, MHD_HEADER_KIND, check_content_length, &cls_seen);
-        if (cls_seen.conflict) {
-            /* RFC 9112 6.3: the framing is unknown; answer and close. */
+        const char *problem = framing_problem(conn);
+        if (problem) {
+            /* RFC 9112 6.1, 6.3: the framing is unknown or ambiguous, so where the next
+             * request starts is too; answer and close before any of the body is read. */
             fakedb__http_resp rs;
             memset(&rs, 0, sizeof rs);
-            fakedb__answer_error(&rs, 400, FDB_E_SERIALIZATION, "Conflicting Content-Length headers");
+            fakedb__answer_error(&rs, 400, FDB_E_SERIALIZATION, problem);
             rs.crc32 = fakedb__crc32(rs.body, rs.body_len);
             rs.close = true;
             return send_resp(conn, db, &rs);
         }
+        const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+        if (db->cors && origin && !strcmp(method, "OPTIONS") &&
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method"))
+            return answer_preflight(conn, db, origin);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (is_admin(url) && cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
+            fakedb__http_resp rs;
+            admin_too_large(&rs);
+            return send_resp(conn, db, &rs);
+        }
         if (cl && strtoll(cl, NULL, 10) > FDB_MAX_REQUEST_BYTES) {
             fakedb__http_req rq;
             fakedb__http_resp rs;
@@ -422,7 +578,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         if (cs->too_large)
             return MHD_YES;
-        if (cs->body.len + n > (size_t)FDB_MAX_REQUEST_BYTES) {
+        if (cs->body.len + n > (is_admin(url) ? (size_t)ADMIN_MAX_BODY : (size_t)FDB_MAX_REQUEST_BYTES)) {
             cs->too_large = true;
             dl__buf_cleanup(&cs->body);
             return MHD_YES;
@@ -440,7 +596,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     memset(&rs, 0, sizeof rs);
     rq.method = method;
     rq.url = url;
-    rq.query = NULL;
+    rq.query = cs->query;
     rq.target = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
     rq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     rq.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -454,10 +610,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
     if (cs->waiting == WAIT_CLOCK && cs->resumed) {
         fakedb__admin_wait_answer(db, cs->until_ms, &rs);
-    } else if (!strncmp(url, "/fake/", 6) || !strcmp(url, "/fake")) {
+    } else if (is_admin(url) && cs->too_large) {
+        admin_too_large(&rs);
+    } else if (is_admin(url)) {
         int64_t until = 0, timeout = 0;
         rq.resumed = cs->waiting == WAIT_REQUESTS && cs->resumed;
-        int k = fakedb__handle_admin(db, &rq, &rs, &until, &timeout);
+        /* With credentials every /fake/ path but the health check needs them. */
+        int k = 0;
+        if (db->cred_key && strcmp(url, "/fake/health") != 0 && !fakedb__admin_authorized(db, &rq, &rs))
+            k = 0; /* rs: 403 */
+        else
+            k = fakedb__handle_admin(db, &rq, &rs, &until, &timeout);
         if (k == 1) {
             if (suspend(db, conn, cs, WAIT_CLOCK, until, timeout))
                 return MHD_YES;
@@ -497,14 +660,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return send_resp(conn, db, &rs);
 }
 
+/* libmicrohttpd's first sight of a request: its raw URI, whose query SigV4 signs as
+ * sent (the access handler sees only the decoded arguments). The state made here is
+ * the request's *con_cls. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls;
+    (void)conn;
+    conn_state *cs = calloc(1, sizeof *cs);
+    const char *q = uri ? strchr(uri, '?') : NULL;
+    if (cs && q && q[1])
+        cs->query = strdup(q + 1);
+    return cs;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     conn_state *cs = *con_cls;
     (void)toe;
     if (cs) {
-        conn_mark(cls, conn, false);
+        if (cs->started)
+            conn_mark(cls, conn, false);
         dl__buf_cleanup(&cs->body);
+        free(cs->query);
         free(cs);
         *con_cls = NULL;
     }
@@ -545,15 +724,44 @@ static void server_free(fakedb *db)
     free(db->db_path);
     free(db->cred_key);
     free(db->cred_secret);
+    free(db->cors);
     free(db);
 }
 
+/* Why libmicrohttpd could not listen on the address (its errno is not kept): binds a
+ * socket the way it does (SO_REUSEADDR, which lets a port in TIME_WAIT be taken again
+ * but never a port another socket listens on). 0 when it could. */
+static int why_no_bind(const struct addrinfo *ai)
+{
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    int one = 1, e = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1) != 0)
+        e = errno;
+    close(fd);
+    return e;
+}
+
+#undef fakedb_start
+/* The options as first released, with fakedb_start: up to max_connections. */
+#define FAKEDB_OPTIONS_V0_SIZE (offsetof(fakedb_options, max_connections) + sizeof(int))
+
 fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
 {
-    fakedb_options defaults;
-    memset(&defaults, 0, sizeof defaults);
-    if (!o)
-        o = &defaults;
+    return fakedb_start_sized(FAKEDB_OPTIONS_V0_SIZE, o, err);
+}
+
+fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_error *err)
+{
+    /* A caller built with an older header passes a smaller struct: the members it does
+     * not have keep their zero value, the default. */
+    fakedb_options copy;
+    memset(&copy, 0, sizeof copy);
+    if (given)
+        memcpy(&copy, given, size < sizeof copy ? size : sizeof copy);
+    const fakedb_options *o = &copy;
     if (err) {
         err->code = 0;
         err->message[0] = 0;
@@ -591,6 +799,7 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&db->wait_cond, &ca);
     pthread_condattr_destroy(&ca);
+    db->cors = o->cors && !*o->cors ? NULL : strdup(o->cors ? o->cors : "*");
     db->host = strdup(o->host ? o->host : "127.0.0.1");
     db->db_path = o->db_path ? strdup(o->db_path) : NULL;
     db->threads = o->threads ? o->threads : 4;
@@ -623,7 +832,7 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
         db->cred_key = strndup(o->credentials, (size_t)(colon - o->credentials));
         db->cred_secret = strdup(colon + 1);
     }
-    if (!db->host || (o->db_path && !db->db_path)) {
+    if (!db->host || (o->db_path && !db->db_path) || (!db->cors && (!o->cors || *o->cors))) {
         set_err(err, FAKEDB_ENOMEM, "out of memory");
         server_free(db);
         return NULL;
@@ -662,16 +871,18 @@ fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err)
                                MHD_OPTION_THREAD_POOL_SIZE, (unsigned)db->threads,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, db,
                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, db,
+                               MHD_OPTION_URI_LOG_CALLBACK, on_uri, db,
                                MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
                                MHD_OPTION_CONNECTION_LIMIT, db->conn_limit,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-                               MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                                MHD_OPTION_END);
     bool v6 = ai->ai_family == AF_INET6;
+    int bind_errno = db->mhd ? 0 : why_no_bind(ai);
     freeaddrinfo(ai);
     if (!db->mhd) {
         char what[300];
-        snprintf(what, sizeof what, "cannot listen on %s:%d (%s)", db->host, o->port, strerror(errno));
+        snprintf(what, sizeof what, v6 ? "cannot listen on [%s]:%d: %s" : "cannot listen on %s:%d: %s",
+                 db->host, o->port, bind_errno ? strerror(bind_errno) : "the HTTP server did not start");
         set_err(err, FAKEDB_EIO, what);
         server_free(db);
         return NULL;

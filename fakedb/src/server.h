@@ -16,6 +16,8 @@ void fakedb__wake_waiters(fakedb *db);
  * the sequence number to see passed; timeout_ms), 0 when rs is the answer. */
 int fakedb__handle_admin(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
                          int64_t *until_ms, int64_t *timeout_ms);
+/* With credentials: whether a /fake/ request carries them; when not, rs is the 403. */
+bool fakedb__admin_authorized(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs);
 void fakedb__admin_wait_answer(fakedb *db, int64_t until_ms, fakedb__http_resp *rs);
 
 /* console.c: the console under /fake/console (path: the URL after "/fake/console").

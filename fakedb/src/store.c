@@ -72,8 +72,10 @@ sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql)
         return NULL;
     c->sql = strdup(sql);
     if (!c->sql || sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st, NULL) != SQLITE_OK) {
-        if (db->log_requests)
-            fprintf(stderr, "fakedb: sql: %s: %s\n", sqlite3_errmsg(db->sql), sql);
+        if (db->log_requests) {
+            char safe[1024];
+            fprintf(stderr, "fakedb: sql: %s: %s\n", sqlite3_errmsg(db->sql), fakedb__log_text(sql, safe, sizeof safe));
+        }
         free(c->sql);
         free(c);
         return NULL;

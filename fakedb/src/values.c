@@ -3,6 +3,8 @@
  * whose memcmp order is DynamoDB's key order (S and B by bytes, N numerically). */
 #include "values.h"
 
+#include <utf8.h>
+
 #include <base64.h>
 #include <decimal.h>
 #include <errno.h>
@@ -85,6 +87,32 @@ void fakedb__copy_str(char *dst, size_t n, const char *src)
         l = n - 1;
     memcpy(dst, src, l);
     dst[l] = 0;
+}
+
+char *fakedb__log_text(const char *s, char *buf, size_t size)
+{
+    if (!size)
+        return buf;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)p), o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = dl__utf8_seq(p + i, n - i);
+        bool control = k == 0 || p[i] < 0x20 || p[i] == 0x7F || (k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) ||
+                       (k == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && p[i + 2] >= 0xA8 && p[i + 2] <= 0xAE) ||
+                       (k == 3 && p[i] == 0xE2 && p[i + 1] == 0x81 && p[i + 2] >= 0xA6 && p[i + 2] <= 0xA9);
+        size_t bytes = k ? k : 1, need = control ? 4 * bytes : bytes;
+        if (o + need >= size)
+            break;
+        for (size_t j = 0; j < bytes; j++) {
+            if (control)
+                o += (size_t)snprintf(buf + o, size - o, "\\x%02x", p[i + j]);
+            else
+                buf[o++] = (char)p[i + j];
+        }
+        i += bytes;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 static const char *json_kind_name(json_object *v)

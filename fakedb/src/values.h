@@ -127,6 +127,12 @@ int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fake
 json_object *fakedb__json_copy(json_object *o);
 /* Copies src into dst (n bytes), truncating. */
 void fakedb__copy_str(char *dst, size_t n, const char *src);
+/* Text from a request made safe for the request log (--log), as the dynalock command
+ * escapes what it prints: each byte of a control character (C0, DEL, C1), of the
+ * bidirectional controls and line separators (U+202A..E, U+2066..9, U+2028/9) and each
+ * byte that is not valid UTF-8 is written as \xNN. Into buf (always terminated, cut at
+ * a whole escape); returns buf. */
+char *fakedb__log_text(const char *s, char *buf, size_t size);
 
 /* Capacity: units for a read/write of `bytes`. */
 double fakedb__read_units(size_t bytes, bool consistent);

@@ -101,7 +101,8 @@ static_assert(DDB_LOSS_NONE == 0 && DDB_LOSS_TAKEN_OVER == 1 && DDB_LOSS_DELETED
                   DDB_LOSS_EXPIRED == 3 && DDB_LOSS_TABLE_NOT_FOUND == 4,
               "ddb_loss_reason values");
 static_assert(FAKEDB_OK == 0 && FAKEDB_EINVAL == -1 && FAKEDB_ENOMEM == -2 && FAKEDB_EIO == -3 &&
-                  FAKEDB_ENOTFOUND == -4 && FAKEDB_EINUSE == -5 && FAKEDB_ETIMEDOUT == -6,
+                  FAKEDB_ENOTFOUND == -4 && FAKEDB_EINUSE == -5 && FAKEDB_ETIMEDOUT == -6 &&
+                  FAKEDB_ELIMIT == -7,
               "fakedb codes");
 static_assert(FAKEDB_FAULT_ERROR == 1 && FAKEDB_FAULT_DELAY == 2 && FAKEDB_FAULT_LOST_RESPONSE == 3 &&
                   FAKEDB_FAULT_UNPROCESSED == 4 && FAKEDB_FAULT_LOST_REQUEST == 5,
@@ -311,6 +312,12 @@ void fakedb_from_cxx()
     long id = fakedb_fault_add(db, &f);
     CHECK(id > 0);
     fakedb_fault_remove(db, id);
+    std::string long_type(FAKEDB_MAX_FAULT_ERROR_TYPE + 1, 'E');
+    f.error_type = long_type.c_str();
+    CHECK(fakedb_fault_add(db, &f) == FAKEDB_ELIMIT);
+    static_assert(FAKEDB_MAX_FAULTS == 1000 && FAKEDB_MAX_FAULT_OPERATION == 64 && FAKEDB_MAX_FAULT_TABLE == 255 &&
+                      FAKEDB_MAX_FAULT_KEY == 2048,
+                  "fault limits");
     fakedb_fault_clear(db);
     CHECK(fakedb_faults_fired(db) == 0);
     CHECK(fakedb_wait_faults_fired(db, 0, 0) == FAKEDB_OK);
@@ -318,6 +325,14 @@ void fakedb_from_cxx()
     CHECK(s.requests == 0 && s.condition_failures == 0);
     CHECK(std::string(fakedb_version()) == DDB_VERSION_STRING);
     fakedb_reset(db);
+    fakedb_stop(db);
+    // The first release's entry point, and the sized one with CORS off.
+    o.cors = "";
+    db = fakedb_start_sized(sizeof o, &o, &err);
+    CHECK(db != nullptr);
+    fakedb_stop(db);
+    db = (fakedb_start)(&o, &err);
+    CHECK(db != nullptr);
     fakedb_stop(db);
 }
 

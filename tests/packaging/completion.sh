@@ -89,7 +89,8 @@ expect "dynalock state lockname --pk pk2 x" ""
 expect "dynalock table create t " ""
 
 # fakedb
-expect "fakedb --c" --clock --credentials
+expect "fakedb --c" --clock --cors --credentials
+expect "fakedb --cors n" none
 expect "fakedb --clock f" fake fake:
 expect "fakedb --port " ""
 expect "fakedb --threads 4 --l" --log

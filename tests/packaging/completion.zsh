@@ -73,7 +73,7 @@ offers "dynalock run nightly l" ls
 offers "dynalock leader --lease 30s sweeper -- ba" bash
 expect "dynalock run --table " ""
 expect "dynalock bogus --" ""
-expect "fakedb --c" --clock --credentials
+expect "fakedb --c" --clock --cors --credentials
 expect "fakedb --port " ""
 expect "fakedb --clock sy" system
 expect "fakedb --ve" --version

@@ -2,9 +2,11 @@
  * an in-process fakedb whose clock is fake: its time is the server's, a wait ends when
  * the server's clock is advanced past its deadline, a wait ends with DDB_ECANCELED when
  * its token is set (through the cancel token's eventfd of http.c's request), and a server
- * that is not there is refused with a clear error. No test sleeps. */
+ * that is not there is refused with a clear error, and a server with --credentials is
+ * answered with signed requests. No test sleeps. */
 #include <check.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dynalock/testing.h>
@@ -90,6 +92,41 @@ START_TEST(no_server_is_refused)
 }
 END_TEST
 
+/* A server with --credentials answers /fake/ only to signed requests: the clock signs
+ * with the credentials of the environment, at the server's time (a fake 2023, far from
+ * the signing time a client would pick), and is refused clearly with others. */
+START_TEST(signs_for_a_server_with_credentials)
+{
+    fakedb_error ferr;
+    fakedb *db = fakedb_start(&(fakedb_options){ .credentials = "AKIDCLOCK:clock-secret", .fake_clock = true,
+                                                 .fake_clock_start_ms = 1700000000000LL }, &ferr);
+    ck_assert_msg(db != NULL, "%s", ferr.message);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    setenv("AWS_ACCESS_KEY_ID", "AKIDCLOCK", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
+    ddb_error err;
+    ck_assert_ptr_null(ddb_clock_new_server(fakedb_endpoint(db), &err));
+    ck_assert_int_eq(err.code, DDB_ECREDENTIALS);
+    ck_assert_msg(strstr(err.message, "wants credentials"), "%s", err.message);
+    setenv("AWS_SECRET_ACCESS_KEY", "clock-secret", 1);
+    ddb_clock *c = ddb_clock_new_server(fakedb_endpoint(db), &err);
+    ck_assert_msg(c != NULL, "%s", err.message);
+    ck_assert_int_eq(ddb_clock_wall_ms(c), 1700000000000LL);
+    ck_assert_int_eq(fakedb_clock_advance(db, 5000), 0);
+    ck_assert_int_eq(ddb_clock_wall_ms(c), 1700000005000LL);
+    sleeper s = { .clock = c, .deadline_ns = ddb_clock_mono_ns(c) + HOUR_NS };
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, sleep_thread, &s), 0);
+    ck_assert_int_eq(fakedb_clock_advance(db, 3600 * 1000), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(s.rc, 0);
+    ddb_clock_unref(c);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    fakedb_stop(db);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("server_clock");
@@ -98,6 +135,7 @@ int main(void)
     tcase_add_test(tc, follows_the_servers_time);
     tcase_add_test(tc, a_wait_ends_with_its_token);
     tcase_add_test(tc, no_server_is_refused);
+    tcase_add_test(tc, signs_for_a_server_with_credentials);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
 }

@@ -26,7 +26,15 @@ enum {
     FAKEDB_ENOTFOUND = -4,
     FAKEDB_EINUSE = -5,   /* the table exists already */
     FAKEDB_ETIMEDOUT = -6, /* a wait ran out */
+    FAKEDB_ELIMIT = -7,   /* a limit below was reached */
 };
+
+/* Fault rules at once, and the longest of each of their strings, in bytes. */
+#define FAKEDB_MAX_FAULTS 1000
+#define FAKEDB_MAX_FAULT_OPERATION 64
+#define FAKEDB_MAX_FAULT_TABLE 255
+#define FAKEDB_MAX_FAULT_KEY 2048
+#define FAKEDB_MAX_FAULT_ERROR_TYPE 127
 
 typedef struct fakedb_error {
     int code;
@@ -49,11 +57,23 @@ typedef struct fakedb_options {
     int max_connections;       /* open connections at most; 0 = from RLIMIT_NOFILE (at most
                                   16384). Near the limit the longest-idle connections are
                                   closed so that a new client is always answered */
+    /* Members added later are read only when the caller was built with them (see
+     * fakedb_start below); their zero value is the old behaviour. */
+    const char *cors;          /* CORS: the origins allowed, comma-separated, "*" = any;
+                                  NULL = "*"; "" = no CORS (no preflight answers, no
+                                  Access-Control headers) */
 } fakedb_options;
 
-/* Starts a server; returns NULL and fills err on failure.
+/* Starts a server; returns NULL and fills err on failure. A port in use (by any other
+ * socket) is refused with FAKEDB_EIO and "cannot listen on HOST:PORT: Address already in
+ * use". `size` is sizeof(fakedb_options) as the caller was built: the macro fakedb_start
+ * passes it.
  * Thread: any; fakedb_stop once, from a thread that is not serving a request. */
+FAKEDB_API fakedb *fakedb_start_sized(size_t size, const fakedb_options *o, fakedb_error *err);
+/* fakedb_start as first released: the options up to max_connections. Thread: any. */
 FAKEDB_API fakedb *fakedb_start(const fakedb_options *o, fakedb_error *err);
+/* Variadic, so that a compound literal's commas pass through. */
+#define fakedb_start(...) fakedb_start_sized(sizeof(fakedb_options), __VA_ARGS__)
 /* Finishes in-flight requests, stops and frees the server. NULL is a no-op. */
 FAKEDB_API void fakedb_stop(fakedb *db);
 FAKEDB_API int fakedb_port(const fakedb *db);
@@ -101,7 +121,9 @@ typedef struct fakedb_fault {
     int64_t delay_ms;          /* FAKEDB_FAULT_DELAY */
 } fakedb_fault;
 
-/* Adds a fault; returns its id (> 0) or a negative FAKEDB_E*. Thread: any. */
+/* Adds a fault; returns its id (> 0) or a negative FAKEDB_E*: FAKEDB_ELIMIT when
+ * FAKEDB_MAX_FAULTS are set or a string is longer than its FAKEDB_MAX_FAULT_*.
+ * Thread: any. */
 FAKEDB_API long fakedb_fault_add(fakedb *db, const fakedb_fault *f);
 FAKEDB_API void fakedb_fault_remove(fakedb *db, long id);
 FAKEDB_API void fakedb_fault_clear(fakedb *db);

@@ -162,7 +162,11 @@ DDB_API ddb_clock *ddb_clock_new_custom(const ddb_clock_ops *ops, void *arg);
 /* A clock that follows a fakedb server's clock (fakedb --clock fake), so that processes
  * that share the server share time: now reads GET /fake/clock, a wait long-polls
  * GET /fake/clock/wait. For tests of several processes, and the command's --clock
- * server. No I/O until first used; DDB_EINVAL on a bad endpoint. Thread: any. */
+ * server. Reads the clock once; DDB_EINVAL on a bad endpoint, DDB_ENETWORK when no
+ * server answers. A server started with --credentials answers 403 to unsigned
+ * requests: the clock then signs them (SigV4) with the credentials of the standard
+ * chain (environment, shared files, ...), at the server's time; DDB_ECREDENTIALS when
+ * they are not the server's. Thread: any. */
 DDB_API ddb_clock *ddb_clock_new_server(const char *endpoint, ddb_error *err);
 
 /* ------------------------------------------------------------------ cancel */
