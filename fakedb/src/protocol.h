@@ -92,6 +92,7 @@ struct fakedb {
     /* server: */
     pthread_mutex_t wait_lock;  /* suspended connections and the ticker */
     pthread_cond_t wait_cond;
+    int stop_answers;           /* connections resumed by fakedb_stop, not yet answered */
     fakedb__waiter *waiters;
     bool stopping;
     bool ticker_started;

@@ -34,6 +34,8 @@
 #define MAX_HEADERS 64
 
 enum { WAIT_NONE, WAIT_DELAY, WAIT_CLOCK, WAIT_REQUESTS };
+/* How long fakedb_stop waits for the answers of the long polls it ends. */
+#define STOP_ANSWERS_MAX_S 2
 
 /* How often the ticker looks for new requests while a console long poll waits: the
  * request path never wakes anyone, so that it pays nothing for an open console. */
@@ -154,6 +156,7 @@ typedef struct conn_state {
     bool too_large;
     int waiting;            /* what the connection was suspended for */
     bool resumed;
+    bool stop_answer;       /* resumed by fakedb_stop: it waits for this answer */
     int64_t until_ms;
 } conn_state;
 
@@ -682,6 +685,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (cs) {
         if (cs->started)
             conn_mark(cls, conn, false);
+        if (cs->stop_answer) {
+            fakedb *db = cls;
+            pthread_mutex_lock(&db->wait_lock);
+            db->stop_answers--;
+            pthread_cond_broadcast(&db->wait_cond);
+            pthread_mutex_unlock(&db->wait_lock);
+        }
         dl__buf_cleanup(&cs->body);
         free(cs->query);
         free(cs);
@@ -907,11 +917,25 @@ void fakedb_stop(fakedb *db)
     pthread_mutex_lock(&db->wait_lock);
     db->stopping = true;
     fakedb__waiter *all = take_due(db, true, NULL);
+    for (fakedb__waiter *w = all; w; w = w->next) {
+        w->cs->stop_answer = true;
+        db->stop_answers++;
+    }
     pthread_cond_broadcast(&db->wait_cond);
     pthread_mutex_unlock(&db->wait_lock);
     resume_list(all);
     pthread_join(db->ticker, NULL);
     db->ticker_started = false;
+    /* The long polls resumed above answer what there is: their answers are sent before
+     * the daemon stops and closes their connections (a bound in case a client has gone). */
+    pthread_mutex_lock(&db->wait_lock);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += STOP_ANSWERS_MAX_S;
+    while (db->stop_answers > 0 &&
+           pthread_cond_timedwait(&db->wait_cond, &db->wait_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&db->wait_lock);
     /* No new connections; those in flight finish. With internal threads the listening
      * socket may still be in a worker's epoll set until the daemon stops, so it is
      * closed only after MHD_stop_daemon (closing it first races their removal of it). */
