@@ -10,9 +10,9 @@ _fakedb()
         --db | --port-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --clock) COMPREPLY=($(compgen -W "system fake fake:" -- "$cur")); return 0 ;;
         --host) COMPREPLY=($(compgen -W "127.0.0.1 0.0.0.0 ::1 ::" -- "$cur")); return 0 ;;
-        --port | --credentials | --threads | --idle-timeout | --max-connections) return 0 ;;
+        --port | --credentials | --threads | --idle-timeout | --max-connections | --account-id) return 0 ;;
     esac
-    COMPREPLY=($(compgen -W "--host --port --port-file --db --clock --credentials --threads --idle-timeout --max-connections --log --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "--host --port --port-file --db --clock --credentials --threads --idle-timeout --max-connections --log --account-id --delay-transient-statuses --help --version" -- "$cur"))
     return 0
 }
 complete -F _fakedb fakedb
