@@ -78,11 +78,15 @@ class Runner:
 
 
 def scratch_checkout(src, into, copy_all):
-    """The tree as a pipeline checks it out: python/ copied (pip builds in it), the rest
-    linked, or everything copied (scripts/package.sh archives the tree it is in)."""
+    """The tree as a pipeline checks it out: python/ copied (pip builds in it), tests/ an
+    empty folder of its own (the example test is written there), the rest linked; or
+    everything copied (scripts/package.sh archives the tree it is in)."""
     os.makedirs(into)
     for entry in os.listdir(src):
         if entry.startswith("build") or entry in (".git", ".peers", "_install", "debs"):
+            continue
+        if entry == "tests" and not copy_all:
+            os.makedirs(os.path.join(into, entry)) # the pipeline's own tests go here
             continue
         if entry == "python" or copy_all:
             if os.path.isdir(os.path.join(src, entry)):
