@@ -11,9 +11,9 @@ _fakedb()
         --clock) COMPREPLY=($(compgen -W "system fake fake:" -- "$cur")); return 0 ;;
         --host) COMPREPLY=($(compgen -W "127.0.0.1 0.0.0.0 ::1 ::" -- "$cur")); return 0 ;;
         --cors) COMPREPLY=($(compgen -W "none" -- "$cur")); return 0 ;;
-        --port | --credentials | --threads | --idle-timeout | --max-connections) return 0 ;;
+        --port | --credentials | --threads | --idle-timeout | --max-connections | --account-id) return 0 ;;
     esac
-    COMPREPLY=($(compgen -W "--host --port --port-file --db --clock --credentials --threads --idle-timeout --max-connections --log --cors --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "--host --port --port-file --db --clock --credentials --threads --idle-timeout --max-connections --log --cors --account-id --delay-transient-statuses --help --version" -- "$cur"))
     return 0
 }
 complete -F _fakedb fakedb

@@ -18,13 +18,14 @@ static const char k_usage[] =
     "usage: fakedb [--host ADDR] [--port N] [--port-file PATH] [--db PATH]\n"
     "              [--clock system|fake[:EPOCH_MS]] [--credentials KEY:SECRET]\n"
     "              [--threads N] [--idle-timeout MS] [--max-connections N] [--log]\n"
-    "              [--cors ORIGINS|none] [--help] [--version]\n";
+    "              [--cors ORIGINS|none] [--account-id ID] [--delay-transient-statuses[=MS]]\n"
+    "              [--help] [--version]\n";
 
 static const char k_help[] =
     "A fake DynamoDB server: DynamoDB's JSON protocol over HTTP, stored in sqlite.\n"
     "\n"
     "  --host ADDR             address to listen on (default 127.0.0.1)\n"
-    "  --port N                port (default 0: pick a free one)\n"
+    "  --port N                port (default 8000, DynamoDB Local's; 0 picks a free one)\n"
     "  --port-file PATH        write the chosen port to PATH (atomically)\n"
     "  --db PATH               keep data in a sqlite file (default: in memory)\n"
     "  --clock system|fake[:EPOCH_MS]\n"
@@ -40,6 +41,11 @@ static const char k_help[] =
     "  --max-connections N     open connections at most (default: from the descriptor\n"
     "                          limit, at most 16384); the longest idle make room\n"
     "  --log                   one line per request on stderr\n"
+    "  --account-id ID         the account in ARNs (12 digits; default 000000000000)\n"
+    "  --delay-transient-statuses[=MS]\n"
+    "                          new tables stay CREATING, updated ones UPDATING and\n"
+    "                          deleted ones DELETING for MS (default 5000) ms of the\n"
+    "                          server's clock\n"
     "  --help, --version\n"
     "\n"
     "It prints \"fakedb listening on http://HOST:PORT\" once it serves. SIGTERM or SIGINT\n"
@@ -94,7 +100,9 @@ int main(int argc, char **argv)
 {
     fakedb_options o;
     memset(&o, 0, sizeof o);
-    const char *port_file = NULL;
+    const char *port_file = NULL, *account_id = NULL;
+    long transient_ms = 0;
+    o.port = 8000; /* the program's default, DynamoDB Local's; the library's is 0 */
     for (int i = 1; i < argc; i++) {
         char *arg = argv[i];
         char *val = NULL;
@@ -109,14 +117,18 @@ int main(int argc, char **argv)
         name[nl] = 0;
         static const char *const known[] = { "--help", "--version", "--log", "--host", "--port",
                                              "--threads", "--port-file", "--db", "--credentials",
-                                             "--clock", "--idle-timeout", "--max-connections", "--cors", NULL };
+                                             "--clock", "--idle-timeout", "--max-connections", "--cors",
+                                             "--account-id", "--delay-transient-statuses", NULL };
         bool is_known = false;
         for (size_t k = 0; known[k]; k++)
             is_known = is_known || !strcmp(name, known[k]);
         if (!is_known)
             return usage_error("unknown option", arg);
         bool flag = !strcmp(name, "--help") || !strcmp(name, "--version") || !strcmp(name, "--log");
-        if (flag) {
+        bool value_optional = !strcmp(name, "--delay-transient-statuses");
+        if (value_optional && eq) {
+            val = eq + 1;
+        } else if (flag || value_optional) {
             if (eq)
                 return usage_error("option takes no value", arg);
         } else if (eq) {
@@ -172,6 +184,14 @@ int main(int argc, char **argv)
             if (!*val)
                 return usage_error("bad --cors (want ORIGINS, * or none)", val);
             o.cors = strcmp(val, "none") ? val : "";
+        } else if (!strcmp(name, "--account-id")) {
+            if (strlen(val) != 12 || strspn(val, "0123456789") != 12)
+                return usage_error("bad --account-id (want 12 digits)", val);
+            account_id = val;
+        } else if (!strcmp(name, "--delay-transient-statuses")) {
+            transient_ms = 5000;
+            if (val && parse_int(val, 1, 86400000, &transient_ms))
+                return usage_error("bad --delay-transient-statuses", val);
         } else if (!strcmp(name, "--clock")) {
             if (!strcmp(val, "system")) {
                 o.fake_clock = false;
@@ -215,6 +235,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "fakedb: %s\n", err.message);
         return 1;
     }
+    if (account_id)
+        fakedb_account_id_set(db, account_id);
+    if (transient_ms)
+        fakedb_transient_statuses_set(db, transient_ms);
     if (port_file && write_port_file(port_file, fakedb_port(db)) != 0) {
         fprintf(stderr, "fakedb: cannot write %s: %s\n", port_file, strerror(errno));
         fakedb_stop(db);

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dynalock needs to build and test, when any is missing.
-# Usage: scripts/deps.sh [--test | --package]
-#   --test adds what the test suite's peers need; --package what scripts/package.sh needs
+# Usage: scripts/deps.sh [--test | --package | --python]
+#   --test adds what the test suite's peers need; --package what scripts/package.sh needs;
+#   --python what Python tests on the pytest plugin need (docs/ci.md)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev
       libexpat1-dev libmicrohttpd-dev libsqlite3-dev check curl)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(clang libclang-rt-14-dev valgrind python3 python3-boto3 nodejs npm spin zsh chromium)
+  pkgs+=(clang libclang-rt-14-dev valgrind python3 python3-boto3 python3-pytest python3-venv python3-setuptools nodejs npm spin zsh chromium)
 elif [ "${1:-}" = "--package" ]; then
   pkgs+=(dpkg-dev debhelper lintian)
+elif [ "${1:-}" = "--python" ]; then
+  pkgs+=(python3 python3-pytest python3-boto3 python3-venv python3-setuptools)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -44,6 +44,8 @@ typedef struct fakedb__reply {
     const void *leave_out_arg;
     const char *host;           /* borrowed: the request's Host header (DescribeEndpoints
                                    only), or NULL */
+    const char *region;         /* borrowed: the region of the request's SigV4 credential
+                                   scope, or NULL (then us-east-1); it goes into ARNs */
 } fakedb__reply;
 
 /* Sets the reply's error, drops any body built so far and returns -1. */
@@ -61,6 +63,9 @@ int fakedb__reply_need_list(json_object *req, const char *member, const char *la
 int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r);
 
 /* tables.c */
+/* "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME": the request's region, db's account. */
+void fakedb__table_arn(const fakedb__store *db, const fakedb__reply *r, const char *name,
+                       char *out, size_t n);
 int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **out,
                          fakedb__reply *r);
 int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);

@@ -438,6 +438,33 @@ static bool content_type_ok(const char *ct)
 }
 
 /* Handles one request; returns its operation (-1 when not known). */
+/* The region of the request's SigV4 credential scope (Credential=KEY/DATE/REGION/...),
+ * for its ARNs; NULL (us-east-1) when there is none or it is not a region's name. */
+static const char *request_region(const fakedb__http_req *rq, char *out, size_t n)
+{
+    const char *auth = header(rq, "authorization");
+    const char *c = auth ? strstr(auth, "Credential=") : NULL;
+    if (!c)
+        return NULL;
+    c += strlen("Credential=");
+    for (int slashes = 0; slashes < 2; c++) {
+        if (!*c || *c == ',' || *c == ' ')
+            return NULL;
+        slashes += *c == '/';
+    }
+    size_t len = 0;
+    while (c[len] && c[len] != '/' && len < n)
+        len++;
+    if (len == 0 || len >= n || c[len] != '/')
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= '0' && c[i] <= '9') || c[i] == '-'))
+            return NULL;
+    memcpy(out, c, len);
+    out[len] = 0;
+    return out;
+}
+
 static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool after_delay)
 {
     int64_t t0 = fakedb__mono_ms();
@@ -515,6 +542,8 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         r.leave_out = fakedb__fault_covers;
         r.leave_out_arg = &unprocessed;
     }
+    char region[33];
+    r.region = request_region(rq, region, sizeof region);
     /* Only DescribeEndpoints answers the Host: no other request pays for the look-up. */
     for (size_t i = 0; op == FDB_OP_DESCRIBE_ENDPOINTS && i < rq->n_headers; i++)
         if (!strcasecmp(rq->headers[i].name, "host"))

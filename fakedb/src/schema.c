@@ -41,6 +41,7 @@ void fakedb__tables_clear(fakedb__store *db)
         fakedb__table_free(t);
     }
     db->tables = NULL;
+    fakedb__ghosts_clear(db);
 }
 
 fakedb__table *fakedb__table_find(fakedb__store *db, const char *name)

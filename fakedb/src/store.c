@@ -182,6 +182,8 @@ static int load_tables(fakedb__store *db)
 int fakedb__store_open(fakedb__store *db, fakedb_error *err)
 {
     const char *path = db->db_path ? db->db_path : ":memory:";
+    if (!db->account[0])
+        memcpy(db->account, "000000000000", sizeof db->account);
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &db->sql, flags, NULL) != SQLITE_OK) {
         if (err) {

@@ -39,6 +39,9 @@ typedef struct fakedb__store {
     fakedb__clock *clock;       /* borrowed */
     int64_t stream_seq;         /* the next sequence number of DynamoDB Streams */
     bool ttl_deleting;          /* ttl.c is deleting: stream records say the service did */
+    char account[13];           /* the account id of ARNs: 12 digits ("000000000000") */
+    int64_t transient_ms;       /* tables stay CREATING/UPDATING/DELETING this long; 0: not */
+    struct fakedb__ghost *ghosts; /* deleted tables still DELETING (tables.c) */
 } fakedb__store;
 
 /* store.c (db->lock held) */
@@ -67,11 +70,21 @@ int fakedb__token_save(fakedb__store *db, const char *token, const char *digest,
                        int64_t expires_ms);
 int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item);
 
+/* A deleted table that is DELETING for a while (--delay-transient-statuses): DescribeTable
+ * and ListTables still show it, CreateTable of its name is refused; its data is gone. */
+typedef struct fakedb__ghost {
+    char *name;
+    json_object *desc;          /* owned: its TableDescription, TableStatus DELETING */
+    int64_t until_ms;
+    struct fakedb__ghost *next;
+} fakedb__ghost;
+void fakedb__ghosts_clear(fakedb__store *db); /* tables.c */
+
 /* schema.c (db->lock held unless said) */
 fakedb__table *fakedb__table_find(fakedb__store *db, const char *name);
 void fakedb__table_free(fakedb__table *t);
 fakedb__table *fakedb__table_from_spec(const char *name, json_object *spec);
-void fakedb__tables_clear(fakedb__store *db);
+void fakedb__tables_clear(fakedb__store *db); /* the DELETING ones too */
 const fakedb__index *fakedb__index_find(const fakedb__table *t, const char *name);
 /* A spec's AttributeType of `name` ('S', 'N', 'B'; 0 when not defined), and the
  * HASH and RANGE names of a KeySchema (NULL when absent). */
@@ -106,7 +119,7 @@ const char *fakedb__stream_view_name(int view);
 int fakedb__stream_view_parse(const char *s); /* FDB_STREAM_NONE when not a view type */
 /* Enables a stream of view `view` on t (a new ARN), or disables t's enabled stream (its
  * shard closes; it stays readable until retention ends). In the caller's transaction. */
-int fakedb__stream_enable(fakedb__store *db, fakedb__table *t, int view);
+int fakedb__stream_enable(fakedb__store *db, fakedb__table *t, int view, const char *region);
 int fakedb__stream_disable(fakedb__store *db, fakedb__table *t);
 /* 1 with *out filled, 0 when no such stream, -1 on an error. */
 int fakedb__stream_get(fakedb__store *db, const char *arn, fakedb__stream *out);

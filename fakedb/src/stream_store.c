@@ -80,14 +80,15 @@ static int arn_taken(fakedb__store *db, const char *arn)
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
-int fakedb__stream_enable(fakedb__store *db, fakedb__table *t, int view)
+int fakedb__stream_enable(fakedb__store *db, fakedb__table *t, int view, const char *region)
 {
     int64_t now = fakedb__now_ms(db->clock);
     char label[32], arn[640];
     /* a new stream has a new ARN, even when enabled again within the same millisecond */
     for (int64_t ms = now;; ms++) {
         make_label(ms, label);
-        snprintf(arn, sizeof arn, "arn:aws:dynamodb:us-east-1:000000000000:table/%s/stream/%s", t->name, label);
+        snprintf(arn, sizeof arn, "arn:aws:dynamodb:%s:%s:table/%s/stream/%s", region, db->account,
+                 t->name, label);
         int taken = arn_taken(db, arn);
         if (taken < 0)
             return -1;

@@ -13,7 +13,6 @@
 #define MAX_RECORDS 1000
 #define MAX_RECORD_BYTES (1024 * 1024)
 
-static const char k_region[] = "us-east-1";
 
 /* A string member: absent is *out NULL, or DynamoDB's null error when required. */
 static int str_param(json_object *req, const char *key, const char *what, bool required,
@@ -341,7 +340,10 @@ static int add_record(void *arg, const fakedb__stream_rec *rec)
     json_object_object_add(o, "eventName", json_object_new_string(rec->event));
     json_object_object_add(o, "eventVersion", json_object_new_string("1.1"));
     json_object_object_add(o, "eventSource", json_object_new_string("aws:dynamodb"));
-    json_object_object_add(o, "awsRegion", json_object_new_string(k_region));
+    /* the region of the stream's ARN: arn:aws:dynamodb:REGION:... */
+    const char *region = g->s->arn + strlen("arn:aws:dynamodb:");
+    size_t region_len = strcspn(region, ":");
+    json_object_object_add(o, "awsRegion", json_object_new_string_len(region, (int)region_len));
     json_object_object_add(o, "dynamodb", ddb);
     if (rec->by_ttl) {
         json_object *u = json_object_new_object();

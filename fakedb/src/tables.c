@@ -62,7 +62,62 @@ int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r)
     return 0;
 }
 
-int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **out, fakedb__reply *r)
+/* ---- transient statuses (--delay-transient-statuses) ---- */
+
+/* The status t shows now: CREATING or UPDATING until its time on the server's clock. */
+static const char *table_status(fakedb__store *db, fakedb__table *t)
+{
+    if (t->busy && fakedb__now_ms(db->clock) < t->busy_until_ms)
+        return t->busy;
+    t->busy = NULL;
+    return "ACTIVE";
+}
+
+static void set_busy(fakedb__store *db, fakedb__table *t, const char *status)
+{
+    if (db->transient_ms > 0) {
+        t->busy = status;
+        t->busy_until_ms = fakedb__now_ms(db->clock) + db->transient_ms;
+    }
+}
+
+static void ghost_free(fakedb__ghost *g)
+{
+    free(g->name);
+    json_object_put(g->desc);
+    free(g);
+}
+
+void fakedb__ghosts_clear(fakedb__store *db)
+{
+    while (db->ghosts) {
+        fakedb__ghost *g = db->ghosts;
+        db->ghosts = g->next;
+        ghost_free(g);
+    }
+}
+
+/* Drops the ghosts whose DELETING time is over; returns the one named `name` (or NULL). */
+static fakedb__ghost *ghost_find(fakedb__store *db, const char *name)
+{
+    int64_t now = fakedb__now_ms(db->clock);
+    fakedb__ghost *found = NULL;
+    for (fakedb__ghost **pp = &db->ghosts; *pp;) {
+        fakedb__ghost *g = *pp;
+        if (now >= g->until_ms) {
+            *pp = g->next;
+            ghost_free(g);
+            continue;
+        }
+        if (name && !strcmp(g->name, name))
+            found = g;
+        pp = &g->next;
+    }
+    return found;
+}
+
+/* Any table of that name, whatever its status. */
+static int lookup_any(fakedb__store *db, json_object *req, fakedb__table **out, fakedb__reply *r)
 {
     json_object *v = fakedb__json_get(req, "TableName");
     if (!v)
@@ -76,6 +131,16 @@ int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **ou
         return -1;
     *out = fakedb__table_find(db, name);
     if (!*out)
+        return fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found");
+    return 0;
+}
+
+/* A table that takes items: a CREATING one is not found yet, as in DynamoDB. */
+int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **out, fakedb__reply *r)
+{
+    if (lookup_any(db, req, out, r))
+        return -1;
+    if (!strcmp(table_status(db, *out), "CREATING"))
         return fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found");
     return 0;
 }
@@ -336,14 +401,24 @@ static int64_t index_count(fakedb__store *db, fakedb__table *t, const char *inam
     return n;
 }
 
-static json_object *describe(fakedb__store *db, fakedb__table *t, const char *status)
+void fakedb__table_arn(const fakedb__store *db, const fakedb__reply *r, const char *name,
+                       char *out, size_t n)
+{
+    snprintf(out, n, "arn:aws:dynamodb:%s:%s:table/%s", r->region ? r->region : "us-east-1",
+             db->account, name);
+}
+
+static json_object *describe(fakedb__store *db, const fakedb__reply *r, fakedb__table *t,
+                             const char *status)
 {
     json_object *d = json_object_new_object();
     json_object *spec = t->spec;
     const char *billing = fakedb__json_str(spec, "BillingMode");
     bool on_demand = billing && !strcmp(billing, "PAY_PER_REQUEST");
     char arn[400];
-    snprintf(arn, sizeof arn, "arn:aws:dynamodb:us-east-1:000000000000:table/%s", t->name);
+    fakedb__table_arn(db, r, t->name, arn, sizeof arn);
+    if (!strcmp(status, "ACTIVE"))
+        status = table_status(db, t);
     json_object_object_add(d, "AttributeDefinitions", fakedb__json_copy(fakedb__json_get(spec, "AttributeDefinitions")));
     json_object_object_add(d, "TableName", json_object_new_string(t->name));
     json_object_object_add(d, "KeySchema", fakedb__json_copy(fakedb__json_get(spec, "KeySchema")));
@@ -380,7 +455,7 @@ static json_object *describe(fakedb__store *db, fakedb__table *t, const char *st
             json_object_object_add(o, "KeySchema", fakedb__json_copy(fakedb__json_get(src, "KeySchema")));
             json_object_object_add(o, "Projection", fakedb__json_copy(fakedb__json_get(src, "Projection")));
             if (g) {
-                json_object_object_add(o, "IndexStatus", json_object_new_string("ACTIVE"));
+                json_object_object_add(o, "IndexStatus", json_object_new_string(strcmp(status, "CREATING") ? "ACTIVE" : "CREATING"));
                 json_object_object_add(o, "ProvisionedThroughput", throughput_json(fakedb__json_get(src, "ProvisionedThroughput")));
             }
             json_object_object_add(o, "IndexSizeBytes", json_object_new_int64(0));
@@ -488,7 +563,7 @@ static int create_locked(fakedb__store *db, const char *name, json_object *spec,
     t->id = db->next_table_id++;
     t->created_ms = fakedb__now_ms(db->clock);
     if (fakedb__tx_begin(db) || fakedb__table_save(db, t) ||
-        (stream_view && fakedb__stream_enable(db, t, stream_view)) || fakedb__tx_commit(db)) {
+        (stream_view && fakedb__stream_enable(db, t, stream_view, r->region ? r->region : "us-east-1")) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
         fakedb__table_free(t);
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
@@ -517,10 +592,13 @@ int fakedb__op_create_table(fakedb__store *db, json_object *req, fakedb__reply *
     json_object *ss = fakedb__json_get(req, "StreamSpecification");
     if (ss)
         stream_spec(ss, &stream_on, &view, r);
-    int rc = create_locked(db, name, spec, stream_on ? view : FDB_STREAM_NONE, r, &t);
+    int rc = ghost_find(db, name)
+        ? fakedb__reply_fail(r, FDB_E_IN_USE, "Table already exists: %s", name)
+        : create_locked(db, name, spec, stream_on ? view : FDB_STREAM_NONE, r, &t);
     if (rc == 0) {
+        set_busy(db, t, "CREATING");
         r->body = json_object_new_object();
-        json_object_object_add(r->body, "TableDescription", describe(db, t, "ACTIVE"));
+        json_object_object_add(r->body, "TableDescription", describe(db, r, t, "ACTIVE"));
     }
     pthread_mutex_unlock(&db->lock);
     json_object_put(spec);
@@ -531,10 +609,17 @@ int fakedb__op_describe_table(fakedb__store *db, json_object *req, fakedb__reply
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
-    int rc = fakedb__table_lookup(db, req, &t, r);
+    int rc = lookup_any(db, req, &t, r);
+    fakedb__ghost *g = rc && r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND)
+        ? ghost_find(db, fakedb__json_str(req, "TableName")) : NULL;
     if (rc == 0) {
         r->body = json_object_new_object();
-        json_object_object_add(r->body, "Table", describe(db, t, "ACTIVE"));
+        json_object_object_add(r->body, "Table", describe(db, r, t, "ACTIVE"));
+    } else if (g) {
+        memset(&r->err, 0, sizeof r->err);
+        rc = 0;
+        r->body = json_object_new_object();
+        json_object_object_add(r->body, "Table", fakedb__json_copy(g->desc));
     } else if (r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND)) {
         fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     }
@@ -546,16 +631,18 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
-    int rc = fakedb__table_lookup(db, req, &t, r);
+    int rc = lookup_any(db, req, &t, r);
     if (rc && r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND))
         fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     if (rc == 0) {
         json_object *dp = fakedb__json_get(t->spec, "DeletionProtectionEnabled");
-        if (dp && json_object_get_boolean(dp)) {
+        if (!strcmp(table_status(db, t), "CREATING")) {
+            rc = fakedb__reply_fail(r, FDB_E_IN_USE, "Attempt to change a resource which is still in use: Table is being created: %s", t->name);
+        } else if (dp && json_object_get_boolean(dp)) {
             rc = fakedb__reply_fail_validation(r, "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
         } else {
             /* described as it was (with its stream) before it goes */
-            json_object *d = describe(db, t, "DELETING");
+            json_object *d = describe(db, r, t, "DELETING");
             if (fakedb__tx_begin(db) || fakedb__stream_disable(db, t) || fakedb__table_drop(db, t) ||
                 fakedb__tx_commit(db)) {
                 fakedb__tx_rollback(db);
@@ -565,6 +652,15 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
             }
             r->body = json_object_new_object();
             json_object_object_add(r->body, "TableDescription", d);
+            fakedb__ghost *g = db->transient_ms > 0 ? calloc(1, sizeof *g) : NULL;
+            if (g && (g->name = strdup(t->name)) != NULL) {
+                g->desc = fakedb__json_copy(d);
+                g->until_ms = fakedb__now_ms(db->clock) + db->transient_ms;
+                g->next = db->ghosts;
+                db->ghosts = g;
+            } else {
+                free(g); /* out of memory: the table is just gone, as without the delay */
+            }
             fakedb__table **pp = &db->tables;
             while (*pp != t)
                 pp = &(*pp)->next;
@@ -595,15 +691,27 @@ int fakedb__op_list_tables(fakedb__store *db, json_object *req, fakedb__reply *r
         return -1;
     pthread_mutex_lock(&db->lock);
     size_t n = 0;
+    ghost_find(db, NULL); /* drops the tables done DELETING */
     for (fakedb__table *t = db->tables; t; t = t->next)
+        n++;
+    for (fakedb__ghost *g = db->ghosts; g; g = g->next)
         n++;
     char **names = calloc(n + 1, sizeof *names);
     size_t k = 0;
     for (fakedb__table *t = db->tables; t && names; t = t->next)
         names[k] = strdup(t->name), k++;
+    for (fakedb__ghost *g = db->ghosts; g && names; g = g->next)
+        names[k] = strdup(g->name), k++;
     pthread_mutex_unlock(&db->lock);
     if (!names)
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+    for (size_t j = 0; j < n; j++)
+        if (!names[j]) {
+            for (size_t m = 0; m < n; m++)
+                free(names[m]);
+            free(names);
+            return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+        }
     qsort(names, n, sizeof *names, cmp_names);
     json_object *arr = json_object_new_array();
     const char *last = NULL;
@@ -801,7 +909,7 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
     if (fakedb__tx_begin(db) ||
         (deleted && fakedb__index_drop(db, t, deleted)) ||
         (created && fakedb__index_fill(db, t, fakedb__index_find(t, created))) ||
-        (stream_view > 0 && fakedb__stream_enable(db, t, stream_view)) ||
+        (stream_view > 0 && fakedb__stream_enable(db, t, stream_view, r->region ? r->region : "us-east-1")) ||
         (stream_view == 0 && fakedb__stream_disable(db, t)) ||
         fakedb__table_save(db, t) || fakedb__tx_commit(db)) {
         fakedb__tx_rollback(db);
@@ -809,7 +917,7 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
         goto out;
     }
     r->body = json_object_new_object();
-    json_object_object_add(r->body, "TableDescription", describe(db, t, "ACTIVE"));
+    json_object_object_add(r->body, "TableDescription", describe(db, r, t, "ACTIVE"));
 out:
     free(created);
     free(deleted);
@@ -821,9 +929,17 @@ int fakedb__op_update_table(fakedb__store *db, json_object *req, fakedb__reply *
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
-    int rc = fakedb__table_lookup(db, req, &t, r);
-    if (rc == 0)
-        rc = update_locked(db, t, req, r);
+    int rc = lookup_any(db, req, &t, r);
+    const char *status = rc == 0 ? table_status(db, t) : "ACTIVE";
+    if (strcmp(status, "ACTIVE"))
+        rc = fakedb__reply_fail(r, FDB_E_IN_USE, "Attempt to change a resource which is still in use: Table is being %s: %s",
+                                !strcmp(status, "CREATING") ? "created" : "updated", t->name);
+    if (rc == 0 && (rc = update_locked(db, t, req, r)) == 0) {
+        set_busy(db, t, "UPDATING");
+        json_object *d = fakedb__json_get(r->body, "TableDescription");
+        if (d)
+            json_object_object_add(d, "TableStatus", json_object_new_string(table_status(db, t)));
+    }
     pthread_mutex_unlock(&db->lock);
     return rc;
 }
@@ -849,7 +965,7 @@ int fakedb__op_update_ttl(fakedb__store *db, json_object *req, fakedb__reply *r)
     bool enable = json_object_get_boolean(en);
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
-    int rc = fakedb__table_lookup(db, req, &t, r);
+    int rc = lookup_any(db, req, &t, r);
     if (rc == 0) {
         if (enable && t->ttl_attr) {
             rc = strcmp(t->ttl_attr, attr)
@@ -890,7 +1006,7 @@ int fakedb__op_describe_ttl(fakedb__store *db, json_object *req, fakedb__reply *
 {
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
-    int rc = fakedb__table_lookup(db, req, &t, r);
+    int rc = lookup_any(db, req, &t, r);
     if (rc && r->err.type && !strcmp(r->err.type, FDB_E_NOT_FOUND))    /* as DescribeTable says it */
         fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Table: %s not found", fakedb__json_str(req, "TableName"));
     if (rc == 0) {

@@ -96,6 +96,9 @@ typedef struct fakedb__table {
     char *stream_arn, *stream_label; /* the latest stream's, NULL when none */
     int64_t created_ms;
     int64_t item_count, size_bytes;
+    const char *busy;           /* "CREATING" or "UPDATING" until busy_until_ms on the
+                                   server's clock (--delay-transient-statuses), or NULL */
+    int64_t busy_until_ms;
     struct fakedb__table *next;
 } fakedb__table;
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -530,13 +532,123 @@ START_TEST(program_args_and_sigterm)
 }
 END_TEST
 
+/* POST /fake/clock/advance by ms on the program's server. */
+static void advance(int port, long ms)
+{
+    CURL *c = curl_easy_init();
+    char url[64], body[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/fake/clock/advance", port);
+    snprintf(body, sizeof body, "{\"ms\":%ld}", ms);
+    FILE *null = fopen("/dev/null", "w");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, null);
+    long status = 0;
+    ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    ck_assert_int_eq(status, 200);
+    fclose(null);
+    curl_easy_cleanup(c);
+}
+
+/* DescribeTable's TableStatus and TableArn, as "STATUS ARN". */
+static void describe(int port, const char *table, char *out, size_t n)
+{
+    char body[128], *text = NULL;
+    snprintf(body, sizeof body, "{\"TableName\":\"%s\"}", table);
+    ck_assert_int_eq(http_put(port, "DescribeTable", body, &text), 200);
+    json_object *o = json_tokener_parse(text);
+    snprintf(out, n, "%s %s", json_object_get_string(fdbt_get(o, "Table.TableStatus")),
+             json_object_get_string(fdbt_get(o, "Table.TableArn")));
+    json_object_put(o);
+    free(text);
+}
+
+static void stop_program(pid_t pid, int fd)
+{
+    int st;
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+
+/* Whether a listener could take 127.0.0.1:port now. */
+static bool port_free(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    bool ok = s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0;
+    if (s >= 0)
+        close(s);
+    return ok;
+}
+
+#define ORDERS_TABLE "{\"TableName\":\"Orders\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]," \
+    "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}"
+
+START_TEST(program_local_options)
+{
+    static char bad[][3][32] = {
+        { "--account-id", "12345" }, { "--account-id", "12345678901x" },
+        { "--delay-transient-statuses=0" }, { "--delay-transient-statuses=5s" }, { "--account-id" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *argv[] = { program(), bad[i][0], bad[i][1][0] ? bad[i][1] : NULL, NULL };
+        int fd, st;
+        pid_t pid = spawn(argv, &fd);
+        waitpid(pid, &st, 0);
+        close(fd);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 64, "%s %s", bad[i][0], bad[i][1]);
+    }
+    /* --account-id and --delay-transient-statuses=MS, on the fake clock. */
+    char *run[] = { program(), "--port", "0", "--clock", "fake:1700000000000", "--account-id", "123456789012",
+                    "--delay-transient-statuses=2000", NULL };
+    int fd;
+    pid_t pid = spawn(run, &fd);
+    int port = read_port(fd);
+    char got[512];
+    ck_assert_int_eq(http_put(port, "CreateTable", ORDERS_TABLE, NULL), 200);
+    describe(port, "Orders", got, sizeof got);
+    ck_assert_str_eq(got, "CREATING arn:aws:dynamodb:us-east-1:123456789012:table/Orders");
+    advance(port, 1999);
+    describe(port, "Orders", got, sizeof got);
+    ck_assert_str_eq(got, "CREATING arn:aws:dynamodb:us-east-1:123456789012:table/Orders");
+    advance(port, 1);
+    describe(port, "Orders", got, sizeof got);
+    ck_assert_str_eq(got, "ACTIVE arn:aws:dynamodb:us-east-1:123456789012:table/Orders");
+    stop_program(pid, fd);
+    /* The flag alone holds 5000 ms; no --port means DynamoDB Local's 8000 (checked when
+     * 8000 is free on this machine). */
+    bool default_port = port_free(8000);
+    if (!default_port)
+        fprintf(stderr, "program_local_options: 127.0.0.1:8000 is in use here; the default port is not checked\n");
+    char *flag[] = { program(), "--clock", "fake:1700000000000", "--delay-transient-statuses",
+                     default_port ? NULL : "--port", "0", NULL };
+    pid = spawn(flag, &fd);
+    port = read_port(fd);
+    if (default_port)
+        ck_assert_int_eq(port, 8000);
+    ck_assert_int_eq(http_put(port, "CreateTable", ORDERS_TABLE, NULL), 200);
+    advance(port, 4999);
+    describe(port, "Orders", got, sizeof got);
+    ck_assert_str_eq(got, "CREATING arn:aws:dynamodb:us-east-1:000000000000:table/Orders");
+    advance(port, 1);
+    describe(port, "Orders", got, sizeof got);
+    ck_assert_str_eq(got, "ACTIVE arn:aws:dynamodb:us-east-1:000000000000:table/Orders");
+    stop_program(pid, fd);
+}
+END_TEST
+
 START_TEST(program_db_survives_sigkill)
 {
     char dir[] = "/tmp/fakedb-kill-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof path, "%s/d.db", dir);
-    char *run[] = { program(), "--db", path, NULL };
+    char *run[] = { program(), "--port", "0", "--db", path, NULL };
     int fd, st;
     pid_t pid = spawn(run, &fd);
     int port = read_port(fd);
@@ -668,6 +780,7 @@ static Suite *program_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, program_args_and_sigterm);
     tcase_add_test(tc, program_db_survives_sigkill);
+    tcase_add_test(tc, program_local_options);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Usage: deb.sh SOURCE_DIR CC
 # Builds the Debian packages (scripts/package.sh, lintian included), installs them with
-# dpkg -i, runs `dynalock --version`, `fakedb --version` and the installed fakedb,
-# builds and runs a consumer against libdynalock-dev with CMake and with pkg-config,
-# then purges them and checks that the machine is as it was: the same packages in the
-# same states, none of the packages' files left.
+# dpkg -i, runs `dynalock --version`, `fakedb --version`, the installed fakedb and its
+# pytest plugin, builds and runs a consumer against libdynalock-dev with CMake and with
+# pkg-config, then purges them and checks that the machine is as it was: the same
+# packages in the same states, none of the packages' files left.
 # It changes the machine, so it runs only with DYNALOCK_PACKAGE_TEST=1 (as .ci/run
 # does), as root, with dpkg, and when none of the four packages is installed; else it
 # reports a skip (77).
@@ -70,6 +70,24 @@ health=$(curl -sf "$url/fake/health") || fail "GET $url/fake/health"
 kill "$fakedb_pid"; wait "$fakedb_pid" || fail "fakedb did not exit 0 on SIGTERM"
 fakedb_pid=""
 ok
+
+# The pytest plugin of the fakedb package: Debian's python3 finds the module and its
+# pytest11 entry point, and (with python3-pytest) a test on its fixture passes against
+# the installed fakedb.
+if [ -x /usr/bin/python3 ]; then
+  export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ left in the package's folder
+  (cd "$tmp" && /usr/bin/python3 -c '
+import importlib.metadata as md, dynalock_fakedb
+assert dynalock_fakedb.__file__.startswith("/usr/lib/python3/dist-packages/"), dynalock_fakedb.__file__
+eps = [e.value for e in md.distribution("dynalock-fakedb").entry_points if e.group == "pytest11"]
+assert eps == ["dynalock_fakedb.plugin"], eps') || fail "the dynalock_fakedb module or its entry point"
+  if /usr/bin/python3 -c 'import pytest' 2>/dev/null; then
+    printf 'def test_health(fakedb):\n    assert fakedb.health()["ok"] is True\n' > "$tmp/test_plugin_deb.py"
+    (cd "$tmp" && env -u FAKEDB_BIN -u PYTHONPATH /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+      test_plugin_deb.py > "$tmp/pytest.log" 2>&1) || { cat "$tmp/pytest.log" >&2; fail "pytest with the packaged plugin"; }
+  fi
+  ok
+fi
 
 # A consumer against libdynalock-dev: CMake (shared and static) and pkg-config.
 cmake -S "$src/tests/packaging/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \

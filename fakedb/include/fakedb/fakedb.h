@@ -88,12 +88,26 @@ FAKEDB_API int64_t fakedb_clock_now_ms(fakedb *db);
 FAKEDB_API int fakedb_clock_advance(fakedb *db, int64_t ms);
 FAKEDB_API int fakedb_clock_set(fakedb *db, int64_t epoch_ms);
 
-/* Creates a table with string keys (sk may be NULL), on demand billing, ACTIVE at once.
+/* Creates a table with string keys (sk may be NULL), on demand billing, ACTIVE at once
+ * (CREATING for a while after fakedb_transient_statuses_set).
  * Thread: any. */
 FAKEDB_API int fakedb_create_table(fakedb *db, const char *name, const char *pk,
                                    const char *sk, fakedb_error *err);
 /* Deletes every table and fault. */
 FAKEDB_API void fakedb_reset(fakedb *db);
+
+/* The account id in the ARNs fakedb answers (TableArn, IndexArn, stream ARNs made from
+ * now on): 12 digits; "000000000000" until set, as DynamoDB Local. The region in them is
+ * the one of each request's SigV4 credential scope (us-east-1 when it has none).
+ * FAKEDB_EINVAL when not 12 digits. Thread: any. */
+FAKEDB_API int fakedb_account_id_set(fakedb *db, const char *account_id);
+/* Transient statuses, as DynamoDB's (DynamoDB Local's -delayTransientStatuses): from now
+ * on a created table is CREATING (item requests get ResourceNotFoundException), an
+ * updated one UPDATING, a deleted one DELETING (still listed and described, its items
+ * gone) for `ms` of the server's clock; 0 (the default) keeps every table ACTIVE at once.
+ * Call it, and fakedb_account_id_set, before handing out the endpoint.
+ * FAKEDB_EINVAL when ms < 0. Thread: any. */
+FAKEDB_API int fakedb_transient_statuses_set(fakedb *db, int64_t ms);
 
 /* Fault injection: requests that match (NULL/empty fields match anything) get the fault
  * instead of, or in addition to, their normal handling, `count` times (0 = always). */
