@@ -57,6 +57,7 @@ typedef struct cli_opts {
     bool json;
     /* run / leader */
     int64_t wait_ms;           /* run: -1 forever */
+    int conflict_exit;         /* run: the status when not acquired (default 75) */
     int64_t kill_after_ms;
     int64_t pause_ms;          /* leader: -1 = a third of the lease */
     bool once;                 /* leader: exit after CMD exits 0 */

@@ -35,7 +35,8 @@
     "  71    a system call failed (fork, pipe)\n" \
     "  74    a local I/O error\n" \
     "  75    not acquired: another process holds the lock (or, after --wait,\n" \
-    "        DynamoDB did not answer in time: the message says which)\n" \
+    "        DynamoDB did not answer in time: the message says which);\n" \
+    "        run --conflict-exit-code N makes it N\n" \
     "  76    the lease was lost while CMD ran; CMD was stopped\n" \
     "  77    put --if-held refused: the lease no longer holds the lock;\n" \
     "        release refused: the lock is not held with that token any more\n" \
@@ -68,6 +69,10 @@ static const cli_command COMMANDS[] = {
      "                      request (default: forever; 0 tries once, and so\n"
      "                      never takes over a holder that crashed: use a\n"
      "                      little more than one lease)\n"
+     "  --conflict-exit-code N\n"
+     "                      exit N instead of 75 when the lock is not acquired\n"
+     "                      (flock -E): 1-63, 75 or 80-125; pick one CMD never\n"
+     "                      exits with, as CMD's status passes through\n"
      "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
      "  --label TEXT        the holder label operators see (default: host name)\n"
      "  --value TEXT        a value the lease carries, shown by state, list and\n"

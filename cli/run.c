@@ -90,7 +90,7 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     }
     if (rc == DDB_ECANCELED || (rc == 0 && !*lease)) {
         report_not_acquired(c, o, name);
-        return CLI_EXIT_NOT_ACQUIRED;
+        return o->conflict_exit;
     }
     if (rc != 0)
         return cli_req_fail(&req, rc, &err);

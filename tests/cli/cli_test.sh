@@ -1067,6 +1067,45 @@ t_lost_answers() {
     expect_eq "put --if-held, the first answer lost (the token makes the retry succeed)" "0 put=0" "$st $out"
 }
 
+# run --conflict-exit-code N (flock -E): N instead of 75 when not acquired, by a
+# holder or after --wait; CMD's own statuses untouched; statuses of dynalock's own
+# meaning refused before any request (the endpoint here answers nothing).
+t_conflict_exit_code() {
+    start_bg cx_a "$DL" run "${C[@]}" --label cx-holder cx -- sh -c \
+        'touch "$W/cx.in"; while [ ! -e "$W/cx.go" ]; do sleep 0.05; done'
+    local a=$bg
+    poll_until 200 '[ -e "$W/cx.in" ]' || fail "the holder did not start"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code 3 cx -- touch "$W/cx.ran"
+    expect_eq "--conflict-exit-code 3, --wait 0 on a held lock" 3 "$st"
+    expect_match "the message is the same" "not acquired: held by 'cx-holder'" "$err"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code=100 cx -- true
+    expect_eq "--conflict-exit-code=100" 100 "$st"
+    start_bg cx_b "$DL" run "${C[@]}" --wait 3s --conflict-exit-code 42 cx -- touch "$W/cx.ran"
+    local b=$bg
+    advance_until 2000 20 "! running $b"
+    finish "$b"
+    expect_eq "--conflict-exit-code after --wait ran out" 42 "$st"
+    [ -e "$W/cx.ran" ] && fail "CMD ran without the lock"
+    touch "$W/cx.go"
+    finish "$a"
+    expect_eq "the holder's status" 0 "$st"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code 3 cx -- sh -c 'exit 5'
+    expect_eq "acquired: CMD's status passes through" 5 "$st"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code 75 cx -- true
+    expect_eq "75 itself is allowed" 0 "$st"
+    local bad
+    for bad in 0 256 -1 3x "" 64 76 79 126 127 128 255 99999999999999999999; do
+        expect_usage "conflict-exit-code" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+            "$DL" run "${C[@]}" --conflict-exit-code "$bad" cx -- true
+    done
+    expect_usage "dynalock's own statuses" "$DL" run --conflict-exit-code 77 cx -- true
+    expect_usage "signals" "$DL" run --conflict-exit-code 137 cx -- true
+    expect_usage "does not apply to 'leader'" "$DL" leader --conflict-exit-code 3 cx -- true
+    expect_usage "does not apply to 'state'" "$DL" state --conflict-exit-code 3 cx
+    capture "$DL" run --help
+    expect_match "run --help names it" "--conflict-exit-code N" "$out"
+}
+
 # ------------------------------------------------------------------ the runner
 
 passed=0
@@ -1076,7 +1115,7 @@ tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
        t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_watch_and_values t_list_index t_table
        t_signal_during_hung_request
-       t_run_wait_hung)
+       t_run_wait_hung t_conflict_exit_code)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do
     failures=0

@@ -63,6 +63,9 @@ expect "dynalock " run leader put state list watch release simulate table --help
 expect "dynalock l" leader list
 expect "dynalock --v" --version
 expect "dynalock run --le" --lease
+expect "dynalock run --co" --conflict-exit-code
+expect "dynalock run --conflict-exit-code " ""
+expect "dynalock leader --co" ""
 expect "dynalock leader --o" --once
 expect "dynalock put --i" --if-held --item --item-file
 expect "dynalock state --j" --json

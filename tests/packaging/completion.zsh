@@ -63,6 +63,7 @@ expect "dynalock " run leader put state list watch release simulate table
 expect "dynalock --v" --version
 expect "dynalock l" leader list
 expect "dynalock run --le" --lease
+expect "dynalock run --con" --conflict-exit-code
 expect "dynalock leader --o" --once
 expect "dynalock put --if" --if-held
 expect "dynalock list --log-level w" warn
