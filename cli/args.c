@@ -413,6 +413,14 @@ int cli_parse_args(const cli_command *cmd, int argc, char **argv, cli_opts *o)
     for (int k = 0; k < o->n_args; k++)
         if (!*o->args[k])
             return cli_usage_error(cmd, "empty argument");
+    /* A lock name the library would refuse is a usage error before any request. */
+    if ((cmd->options & CLI_OPT_LOCK_NAME) && o->n_args > 0) {
+        ddb_error nerr;
+        ddb_error_clear(&nerr);
+        if (ddb_lock_name_check(o->args[o->n_args - 1], &nerr) != 0)
+            return cli_usage_error(cmd, "invalid lock name '%s': %s", o->args[o->n_args - 1],
+                                   nerr.message);
+    }
 
     /* Defaults from the environment that `run` and `leader` hand to CMD. */
     if (!o->table)

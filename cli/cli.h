@@ -104,6 +104,7 @@ enum {
     CLI_OPT_VALUE = 1 << 12,   /* run, leader --value */
     CLI_OPT_FOR = 1 << 13,     /* state --for */
     CLI_OPT_COUNT = 1 << 14,   /* watch --count */
+    CLI_OPT_LOCK_NAME = 1 << 15, /* the last positional argument is a lock's NAME */
 };
 
 struct cli_command {
@@ -141,7 +142,7 @@ typedef struct cli_conn {
     ddb_client *client;
     ddb_table *table;
     ddb_lock_table *locks;     /* only when asked for */
-    ddb_log_format log_format;
+    ddb_log_stderr_options log; /* the log's format, and its clock: `clock` above */
     int log_level;             /* the least level logged (the client's too) */
     struct ddb_otel *otel;     /* the OTLP exporter when OTEL_EXPORTER_OTLP_*ENDPOINT is set */
     uint64_t span;             /* the command's span ("dynalock run"), 0 when none */
