@@ -14,7 +14,7 @@ enum opt_id {
     O_TABLE, O_PK, O_SK, O_ENDPOINT, O_REGION, O_PROFILE, O_LOG_LEVEL, O_LOG_FORMAT,
     O_CLOCK, O_LEASE, O_LABEL, O_JSON, O_WAIT, O_KILL_AFTER, O_PAUSE, O_ONCE, O_IF_HELD,
     O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK, O_INDEX,
-    O_IF_TOKEN, O_VALUE, O_FOR, O_COUNT, O_CONFLICT_EXIT,
+    O_IF_TOKEN, O_VALUE, O_FOR, O_COUNT, O_CONFLICT_EXIT, O_VERBOSE,
     O_HELP,
 };
 
@@ -40,6 +40,7 @@ static const opt_def OPTS[] = {
     {"json", O_JSON, CLI_OPT_JSON, false},
     {"wait", O_WAIT, CLI_OPT_WAIT, true},
     {"conflict-exit-code", O_CONFLICT_EXIT, CLI_OPT_WAIT, true},
+    {"verbose", O_VERBOSE, CLI_OPT_WAIT, false},
     {"kill-after", O_KILL_AFTER, CLI_OPT_KILL_AFTER, true},
     {"pause", O_PAUSE, CLI_OPT_PAUSE, true},
     {"once", O_ONCE, CLI_OPT_PAUSE, false},
@@ -274,6 +275,7 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
         break;
     case O_JSON: o->json = true; break;
     case O_WAIT: return duration_option(cmd, d->name, v, true, &o->wait_ms);
+    case O_VERBOSE: o->verbose = true; break;
     case O_CONFLICT_EXIT: return conflict_exit_option(cmd, v, &o->conflict_exit);
     case O_KILL_AFTER: return duration_option(cmd, d->name, v, false, &o->kill_after_ms);
     case O_PAUSE: return duration_option(cmd, d->name, v, false, &o->pause_ms);

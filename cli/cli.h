@@ -58,6 +58,7 @@ typedef struct cli_opts {
     /* run / leader */
     int64_t wait_ms;           /* run: -1 forever */
     int conflict_exit;         /* run: the status when not acquired (default 75) */
+    bool verbose;              /* run --verbose: what it waits for, and when it got it */
     int64_t kill_after_ms;
     int64_t pause_ms;          /* leader: -1 = a third of the lease */
     bool once;                 /* leader: exit after CMD exits 0 */

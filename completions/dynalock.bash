@@ -10,7 +10,7 @@ _dynalock_common="--table --pk --sk --endpoint --region --profile --log-level --
 _dynalock_options()
 {
     case $1 in
-        run) echo "$_dynalock_common --lease --label --value --wait --conflict-exit-code --kill-after" ;;
+        run) echo "$_dynalock_common --lease --label --value --wait --verbose --conflict-exit-code --kill-after" ;;
         leader) echo "$_dynalock_common --lease --label --value --kill-after --pause --once" ;;
         put) echo "$_dynalock_common --if-held --item --item-file --lock-table --lock --owner --token" ;;
         state) echo "$_dynalock_common --json --for" ;;

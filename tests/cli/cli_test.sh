@@ -1204,6 +1204,63 @@ t_messages() {
     expect_match "json ts too" "^\\{\"ts\":\"$want\"" "$(printf '%s\n' "$err" | head -1)"
 }
 
+# run --verbose: a line per poll on what it waits for (holder, token, lease, how long
+# unchanged), and once it has the lock, its token, how long it took and whom it took
+# over from; on a terminal one line rewritten in place (\r, cleared at the end).
+t_run_verbose_wait() {
+    # A holder that crashed, its label with a C1 control (CSI) that must reach no terminal.
+    "$DL" simulate "${C[@]}" --label $'holder-A\xc2\x9b' holder vb >/dev/null ||
+        fail "simulating the holder"
+    start_bg vb_b "$DL" run "${C[@]}" --verbose vb -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN" > "$W/vb.b"'
+    local b=$bg
+    poll_until 200 'grep -q "waiting for" "$W/vb_b.err"' || fail "no waiting line"
+    expect_match "the waiting line" \
+        "^dynalock: waiting for 'vb': held by 'holder-A\\\\xc2\\\\x9b' \\(token 1, lease 30s, unchanged 0ms\\)$" \
+        "$(head -1 "$W/vb_b.err")"
+    advance_until 5000 30 '[ -s "$W/vb.b" ]' || fail "no takeover"
+    finish "$b"
+    expect_eq "the contender's status" 0 "$st"
+    local e
+    e=$(cat "$W/vb_b.err")
+    expect_match "unchanged grows with the polls" "unchanged [1-9][0-9]*s\\)" "$e"
+    expect_match "the acquired line" \
+        "^dynalock: acquired 'vb' with token 2 after [0-9]+\\.[0-9]s \\(took over from holder-A\\\\xc2\\\\x9b\\)$" \
+        "$(tail -1 "$W/vb_b.err")"
+    case "$e" in *$'\xc2\x9b'*) fail "a label's CSI reached stderr" ;; esac
+    expect_eq "not a terminal: no carriage return" 0 "$(tr -cd '\r' <"$W/vb_b.err" | wc -c)"
+    capture "$DL" run "${C[@]}" --verbose vb -- true
+    expect_eq "a free lock, --verbose" "0" "$st"
+    expect_match "acquired at once, no takeover" "^dynalock: acquired 'vb' with token 3 after 0\\.0s$" "$err"
+    capture "$DL" run "${C[@]}" vb -- true
+    expect_eq "without --verbose: silent" "" "$err"
+
+    # On a terminal (script(1) gives dynalock a pty): the line is rewritten, then cleared.
+    if ! command -v script >/dev/null; then
+        echo "    (script(1) not found: the terminal case is not checked)"
+        return
+    fi
+    start_bg vt_a "$DL" run "${C[@]}" --label holder-T vt -- sh -c \
+        'touch "$W/vt.in"; while [ ! -e "$W/vt.go" ]; do sleep 0.05; done'
+    a=$bg
+    poll_until 200 '[ -e "$W/vt.in" ]' || fail "the terminal test's holder did not start"
+    start_bg vt_b script -qefc "\"$DL\" run --clock server --table cli --verbose vt -- true" "$W/vt.typescript"
+    b=$bg
+    poll_until 200 'grep -q "waiting for" "$W/vt.typescript" 2>/dev/null' || fail "no waiting line on the terminal"
+    advance_until 5000 6 '[ "$(grep -o "waiting for" "$W/vt.typescript" | wc -l)" -ge 2 ]' ||
+        fail "no second poll on the terminal"
+    touch "$W/vt.go"
+    finish "$a"
+    advance_until 5000 20 "! running $b"
+    finish "$b"
+    expect_eq "the terminal run's status" 0 "$st"
+    local ts
+    ts=$(cat "$W/vt.typescript")
+    expect_match "rewritten in place" $'\r\x1b\\[Kdynalock: waiting for .vt.: held by .holder-T.' "$ts"
+    expect_match "cleared before the acquired line" $'\r\x1b\\[Kdynalock: acquired .vt. with token 2' "$ts"
+    expect_eq "the waiting lines end in no new line" 0 \
+        "$(printf '%s' "$ts" | grep -c 'waiting for.*)$')"
+}
+
 # ------------------------------------------------------------------ the runner
 
 passed=0
@@ -1213,7 +1270,7 @@ tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
        t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_watch_and_values t_list_index t_table
        t_signal_during_hung_request
-       t_run_wait_hung t_conflict_exit_code t_messages)
+       t_run_wait_hung t_conflict_exit_code t_messages t_run_verbose_wait)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do
     failures=0

@@ -64,6 +64,7 @@ expect "dynalock l" leader list
 expect "dynalock --v" --version
 expect "dynalock run --le" --lease
 expect "dynalock run --co" --conflict-exit-code
+expect "dynalock run --ve" --verbose
 expect "dynalock run --conflict-exit-code " ""
 expect "dynalock leader --co" ""
 expect "dynalock leader --o" --once
