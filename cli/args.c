@@ -14,7 +14,7 @@ enum opt_id {
     O_TABLE, O_PK, O_SK, O_ENDPOINT, O_REGION, O_PROFILE, O_LOG_LEVEL, O_LOG_FORMAT,
     O_CLOCK, O_LEASE, O_LABEL, O_JSON, O_WAIT, O_KILL_AFTER, O_PAUSE, O_ONCE, O_IF_HELD,
     O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK, O_INDEX,
-    O_IF_TOKEN, O_VALUE, O_FOR, O_COUNT,
+    O_IF_TOKEN, O_VALUE, O_FOR, O_COUNT, O_CONFLICT_EXIT, O_VERBOSE,
     O_HELP,
 };
 
@@ -39,6 +39,8 @@ static const opt_def OPTS[] = {
     {"label", O_LABEL, CLI_OPT_LABEL, true},
     {"json", O_JSON, CLI_OPT_JSON, false},
     {"wait", O_WAIT, CLI_OPT_WAIT, true},
+    {"conflict-exit-code", O_CONFLICT_EXIT, CLI_OPT_WAIT, true},
+    {"verbose", O_VERBOSE, CLI_OPT_WAIT, false},
     {"kill-after", O_KILL_AFTER, CLI_OPT_KILL_AFTER, true},
     {"pause", O_PAUSE, CLI_OPT_PAUSE, true},
     {"once", O_ONCE, CLI_OPT_PAUSE, false},
@@ -202,6 +204,31 @@ static int duration_option(const cli_command *cmd, const char *name, const char 
     return 0;
 }
 
+/* --conflict-exit-code N (flock -E): 1 to 255, and not a status of dynalock's own that
+ * means something else (64-79 but 75 itself, 126, 127, 128+N), so that a conflict cannot
+ * pass for a lost lease or a signal. CMD's statuses cannot be told from it: that is for
+ * the caller to choose, and docs/cli.md says so. */
+static int conflict_exit_option(const cli_command *cmd, const char *v, int *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!(*v >= '0' && *v <= '9') || *end || errno || n < 1 || n > 255)
+        return cli_usage_error(cmd, "invalid --conflict-exit-code '%s' (1 to 255)", v);
+    const char *taken = NULL;
+    if (n >= 64 && n <= 79 && n != CLI_EXIT_NOT_ACQUIRED)
+        taken = "dynalock's own statuses (64-79)";
+    else if (n == CLI_EXIT_CANNOT_EXEC || n == CLI_EXIT_NOT_FOUND)
+        taken = "the statuses of a CMD that cannot run (126, 127)";
+    else if (n >= 128)
+        taken = "the statuses of signals (128+N)";
+    if (taken)
+        return cli_usage_error(cmd, "--conflict-exit-code %ld is one of %s: choose 1-63, "
+                               "75 or 80-125", n, taken);
+    *out = (int)n;
+    return 0;
+}
+
 static int set_option(const cli_command *cmd, const opt_def *d, const char *v, cli_opts *o)
 {
     switch (d->id) {
@@ -249,6 +276,8 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
         break;
     case O_JSON: o->json = true; break;
     case O_WAIT: return duration_option(cmd, d->name, v, true, &o->wait_ms);
+    case O_VERBOSE: o->verbose = true; break;
+    case O_CONFLICT_EXIT: return conflict_exit_option(cmd, v, &o->conflict_exit);
     case O_KILL_AFTER: return duration_option(cmd, d->name, v, false, &o->kill_after_ms);
     case O_PAUSE: return duration_option(cmd, d->name, v, false, &o->pause_ms);
     case O_ONCE: o->once = true; break;
@@ -313,6 +342,7 @@ int cli_parse_args(const cli_command *cmd, int argc, char **argv, cli_opts *o)
     cli_current = cmd;
     o->lease_ms = 30000;
     o->wait_ms = -1;
+    o->conflict_exit = CLI_EXIT_NOT_ACQUIRED;
     o->kill_after_ms = 10000;
     o->pause_ms = -1;
     o->log_level = DDB_LOG_WARN;
@@ -386,6 +416,14 @@ int cli_parse_args(const cli_command *cmd, int argc, char **argv, cli_opts *o)
     for (int k = 0; k < o->n_args; k++)
         if (!*o->args[k])
             return cli_usage_error(cmd, "empty argument");
+    /* A lock name the library would refuse is a usage error before any request. */
+    if ((cmd->options & CLI_OPT_LOCK_NAME) && o->n_args > 0) {
+        ddb_error nerr;
+        ddb_error_clear(&nerr);
+        if (ddb_lock_name_check(o->args[o->n_args - 1], &nerr) != 0)
+            return cli_usage_error(cmd, "invalid lock name '%s': %s", o->args[o->n_args - 1],
+                                   nerr.message);
+    }
 
     /* Defaults from the environment that `run` and `leader` hand to CMD. */
     if (!o->table)

@@ -57,6 +57,8 @@ typedef struct cli_opts {
     bool json;
     /* run / leader */
     int64_t wait_ms;           /* run: -1 forever */
+    int conflict_exit;         /* run: the status when not acquired (default 75) */
+    bool verbose;              /* run --verbose: what it waits for, and when it got it */
     int64_t kill_after_ms;
     int64_t pause_ms;          /* leader: -1 = a third of the lease */
     bool once;                 /* leader: exit after CMD exits 0 */
@@ -103,6 +105,7 @@ enum {
     CLI_OPT_VALUE = 1 << 12,   /* run, leader --value */
     CLI_OPT_FOR = 1 << 13,     /* state --for */
     CLI_OPT_COUNT = 1 << 14,   /* watch --count */
+    CLI_OPT_LOCK_NAME = 1 << 15, /* the last positional argument is a lock's NAME */
 };
 
 struct cli_command {
@@ -140,7 +143,7 @@ typedef struct cli_conn {
     ddb_client *client;
     ddb_table *table;
     ddb_lock_table *locks;     /* only when asked for */
-    ddb_log_format log_format;
+    ddb_log_stderr_options log; /* the log's format, and its clock: `clock` above */
     int log_level;             /* the least level logged (the client's too) */
     struct ddb_otel *otel;     /* the OTLP exporter when OTEL_EXPORTER_OTLP_*ENDPOINT is set */
     uint64_t span;             /* the command's span ("dynalock run"), 0 when none */

@@ -134,6 +134,60 @@ void cli_span_end(cli_conn *c, uint64_t span, int exit_code, const char *error_t
 
 /* The region of the command's client, for its error messages (static storage). */
 static char cli_region[64];
+/* The open connection and its options, for the hints of cli_fail; NULL when none. */
+static cli_conn *hint_conn;
+static const cli_opts *hint_opts;
+
+/* A second line after a failure whose fix the user can make: a table that does not
+ * exist (how to create it), a lock table whose key schema is not the one the options
+ * name (which key it has: one DescribeTable, bounded, only on that failure). */
+static void fail_hint(int rc, const ddb_error *err)
+{
+    if (!hint_conn || !hint_opts || !hint_opts->table || !err)
+        return;
+    const cli_opts *o = hint_opts;
+    /* `table` has its own words for it; a `put` with a --lock-table may miss either. */
+    bool skip = (o->command && strcmp(o->command->name, "table") == 0) ||
+                (o->lock_table && strcmp(o->lock_table, o->table) != 0);
+    if (rc == DDB_ENOTFOUND && strcmp(err->aws_type, "ResourceNotFoundException") == 0 &&
+        !skip) {
+        char keys[600] = "";
+        if (strcmp(o->pk, "pk") != 0)
+            snprintf(keys, sizeof keys, " --pk %s", o->pk);
+        if (o->sk)
+            snprintf(keys + strlen(keys), sizeof keys - strlen(keys), " --sk %s", o->sk);
+        cli_error("no table '%s' in region %s: create it with 'dynalock table create%s %s'",
+                  o->table, cli_region[0] ? cli_region : "(default)", keys, o->table);
+        return;
+    }
+    if (rc != DDB_EVALIDATION || !strstr(err->message, "must be strings") ||
+        !hint_conn->client)
+        return;
+    ddb_table_info info;
+    ddb_error derr;
+    ddb_error_clear(&derr);
+    ddb_cancel *limit = cli_deadline(1000);
+    int drc = limit ? ddb_client_describe_table(hint_conn->client, o->table, &info, limit, &derr)
+                    : DDB_ENOMEM;
+    ddb_cancel_unref(limit);
+    if (drc != 0)
+        return;
+    if (strcmp(info.pk, o->pk) != 0)
+        cli_error("table '%s' has the partition key '%s', not '%s': give --pk %s (or set "
+                  "DYNALOCK_PK)", o->table, info.pk, o->pk, info.pk);
+    else if (info.sk[0] && !o->sk)
+        cli_error("table '%s' has the sort key '%s': give --sk %s (or set DYNALOCK_SK)",
+                  o->table, info.sk, info.sk);
+    else if (!info.sk[0] && o->sk)
+        cli_error("table '%s' has no sort key: leave out --sk %s (and DYNALOCK_SK)", o->table,
+                  o->sk);
+    else if (info.sk[0] && strcmp(info.sk, o->sk) != 0)
+        cli_error("table '%s' has the sort key '%s', not '%s': give --sk %s", o->table,
+                  info.sk, o->sk, info.sk);
+    else if (info.pk_type != DDB_S || (info.sk[0] && info.sk_type != DDB_S))
+        cli_error("table '%s' has a key attribute that is not a string: a lock table needs "
+                  "string keys ('dynalock table create' makes one)", o->table);
+}
 
 int cli_fail(const char *what, int rc, const ddb_error *err)
 {
@@ -154,6 +208,7 @@ int cli_fail(const char *what, int rc, const ddb_error *err)
         cli_error("%s: %s (%s)", what, msg, detail);
     else
         cli_error("%s: %s", what, msg);
+    fail_hint(rc, err);
     if (rc == DDB_EINDOUBT)
         cli_error("%s: the write may or may not have been applied; look before trying again "
                   "('dynalock state NAME' shows a lock's holder and fencing token)", what);
@@ -166,7 +221,7 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
 {
     memset(c, 0, sizeof *c);
     c->exit_code = -1; /* unknown until the subcommand sets it (run) */
-    c->log_format = (ddb_log_format)o->log_format;
+    c->log.format = (ddb_log_format)o->log_format;
     c->log_level = o->log_level;
     ddb_error err;
     ddb_error_clear(&err);
@@ -182,6 +237,9 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         if (!c->clock)
             return cli_fail("cannot follow the server's clock", err.code ? err.code
                                                                        : DDB_ENETWORK, &err);
+        /* The log's `ts` is the time the leases use: the library's lines and the
+         * command's own go through the same sink. */
+        c->log.clock = c->clock;
     }
     c->otel = otel_open(c);
     ddb_client_options co = {
@@ -189,8 +247,8 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         .region = o->region,
         .profile = o->profile,
         .clock = c->clock,
-        .log = ddb_log_to_stderr,
-        .log_arg = &c->log_format,
+        .log = ddb_log_to_stderr_with,
+        .log_arg = &c->log,
         .log_level = o->log_level,
 #ifdef DYNALOCK_CLI_OTEL
         .telemetry = c->otel ? ddb_otel_telemetry(c->otel) : NULL,
@@ -220,6 +278,8 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
         snprintf(name, sizeof name, "dynalock %s", o->command->name);
         c->span = cli_span_start(c, name);
     }
+    hint_conn = c;
+    hint_opts = o;
     if (need_locks) {
         ddb_lock_table_options lo = {.holder_label = o->label,
                                      .list_index = o->list_index,
@@ -237,6 +297,10 @@ int cli_conn_open(cli_conn *c, cli_opts *o, bool need_table, bool need_locks)
 
 void cli_conn_close(cli_conn *c)
 {
+    if (hint_conn == c) {
+        hint_conn = NULL;
+        hint_opts = NULL;
+    }
     cli_span_end(c, c->span, c->exit_code, NULL);
     ddb_lock_table_free(c->locks);
     ddb_table_close(c->table);
@@ -253,7 +317,7 @@ void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *f
 {
     /* The command's records go to the sink and the level it gave its client. */
     if (level >= c->log_level && level < DDB_LOG_OFF)
-        ddb_log_to_stderr(&c->log_format, level, 0, "dynalock", message, fields, n);
+        ddb_log_to_stderr_with(&c->log, level, 0, "dynalock", message, fields, n);
 }
 
 /* ------------------------------------------------------ the environment of CMD */

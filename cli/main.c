@@ -19,10 +19,18 @@
     "  --log-format FMT    text (logfmt, the default) or json, on stderr\n" \
     "  --clock CLOCK       system (default), or server: follow the clock of a\n" \
     "                      fake server (fakedb --clock fake), for tests\n" \
-    "  -h, --help          this help\n" \
+    "  -h, --help          the command's help\n" \
+    "Durations: 500ms, 30s, 1.5s, 2m, 1h, 1d; a bare number is seconds.\n" \
     "With $OTEL_EXPORTER_OTLP_ENDPOINT set, the spans and metrics go to that\n" \
     "OpenTelemetry collector (OTLP/HTTP; the other OTEL_* variables apply), in\n" \
     "the trace of $TRACEPARENT if set; the last export holds the exit 3s at most.\n"
+
+/* What every subcommand's help ends with: the parts they share are told once, by
+ * 'dynalock help options' and 'dynalock help exit-status' (and dynalock(1)). */
+#define SEE_ALSO \
+    "Common options (--table, --pk, --sk, --endpoint, --region, --profile,\n" \
+    "--log-level, --log-format, --clock): 'dynalock help options'.\n" \
+    "Exit statuses: 'dynalock help exit-status'. Everything: dynalock(1).\n"
 
 #define EXIT_HELP \
     "Exit status:\n" \
@@ -35,7 +43,8 @@
     "  71    a system call failed (fork, pipe)\n" \
     "  74    a local I/O error\n" \
     "  75    not acquired: another process holds the lock (or, after --wait,\n" \
-    "        DynamoDB did not answer in time: the message says which)\n" \
+    "        DynamoDB did not answer in time: the message says which);\n" \
+    "        run --conflict-exit-code N makes it N\n" \
     "  76    the lease was lost while CMD ran; CMD was stopped\n" \
     "  77    put --if-held refused: the lease no longer holds the lock;\n" \
     "        release refused: the lock is not held with that token any more\n" \
@@ -47,20 +56,16 @@
 
 static const cli_command COMMANDS[] = {
     {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_VALUE | CLI_OPT_WAIT |
-                CLI_OPT_KILL_AFTER | CLI_OPT_CMD,
+                CLI_OPT_KILL_AFTER | CLI_OPT_CMD | CLI_OPT_LOCK_NAME,
      1, 1, "run [OPTIONS] NAME [--] CMD [ARG...]",
      "Acquires the lock NAME, runs CMD while it holds it, releases it when CMD\n"
      "exits and exits with CMD's status: flock(1) across machines.\n"
      "\n"
-     "CMD runs in a process group of its own, with DYNALOCK_LOCK,\n"
-     "DYNALOCK_FENCING_TOKEN, DYNALOCK_OWNER, DYNALOCK_TABLE, DYNALOCK_PK,\n"
-     "DYNALOCK_SK, DYNALOCK_ENDPOINT and DYNALOCK_REGION in its environment (what\n"
-     "'dynalock put --if-held' reads), and, when spans are exported, TRACEPARENT:\n"
-     "the command's span, so that CMD's work joins the lease's trace. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
-     "SIGUSR2 are passed on to CMD's group; the lock is released once CMD exits.\n"
-     "If the lease is lost while CMD runs, CMD's group gets SIGTERM at once (at\n"
-     "the lease's deadline, even while a renewal hangs), then SIGKILL after\n"
-     "--kill-after, and dynalock exits 76. If dynalock dies, CMD gets SIGTERM.\n"
+     "CMD runs in a process group of its own with the lease in its environment\n"
+     "(DYNALOCK_LOCK, DYNALOCK_FENCING_TOKEN, DYNALOCK_OWNER, DYNALOCK_TABLE, ...:\n"
+     "what 'dynalock put --if-held' reads). INT, TERM, HUP, USR1 and USR2 are\n"
+     "passed on to it. A lost lease stops CMD (SIGTERM, SIGKILL after\n"
+     "--kill-after) and dynalock exits 76. If dynalock dies, CMD gets SIGTERM.\n"
      "\n"
      "Options:\n"
      "  --wait DURATION     give up after this long on the client's clock, exit\n"
@@ -68,6 +73,13 @@ static const cli_command COMMANDS[] = {
      "                      request (default: forever; 0 tries once, and so\n"
      "                      never takes over a holder that crashed: use a\n"
      "                      little more than one lease)\n"
+     "  --verbose           say on stderr what it waits for at each poll (one\n"
+     "                      line rewritten in place on a terminal), and the\n"
+     "                      token and time it took once it has the lock\n"
+     "  --conflict-exit-code N\n"
+     "                      exit N instead of 75 when the lock is not acquired\n"
+     "                      (flock -E): 1-63, 75 or 80-125; pick one CMD never\n"
+     "                      exits with, as CMD's status passes through\n"
      "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
      "  --label TEXT        the holder label operators see (default: host name)\n"
      "  --value TEXT        a value the lease carries, shown by state, list and\n"
@@ -77,11 +89,11 @@ static const cli_command COMMANDS[] = {
      "                      (default 10s, real time)\n"
      "\n"
      "Durations: 500ms, 30s, 1.5s, 2m, 1h, 1d; a bare number is seconds.\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_run},
     {"leader", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_VALUE |
                    CLI_OPT_KILL_AFTER |
-                   CLI_OPT_PAUSE | CLI_OPT_CMD,
+                   CLI_OPT_PAUSE | CLI_OPT_CMD | CLI_OPT_LOCK_NAME,
      1, 1, "leader [OPTIONS] NAME [--] CMD [ARG...]",
      "Leader election for any program: contends for the lock NAME for as long as\n"
      "dynalock runs, and runs CMD while this process leads.\n"
@@ -110,10 +122,10 @@ static const cli_command COMMANDS[] = {
      "  --kill-after DURATION\n"
      "                      SIGKILL this long after SIGTERM on a lost lease\n"
      "                      (default 10s, real time)\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_leader},
     {"put", CLI_OPT_COMMON | CLI_OPT_PUT, 0, 0,
-     "put [OPTIONS] --if-held (--item JSON | --item-file PATH)",
+     "put [OPTIONS] [--if-held] (--item JSON | --item-file PATH)",
      "Puts an item, in DynamoDB JSON ({\"pk\":{\"S\":\"a\"},\"n\":{\"N\":\"1\"}}),\n"
      "into --table. With --if-held, the write is fenced: one TransactWriteItems\n"
      "with the Put and a ConditionCheck that the lock item still has the owner\n"
@@ -129,9 +141,9 @@ static const cli_command COMMANDS[] = {
      "  --lock NAME         the lock (default: $DYNALOCK_LOCK)\n"
      "  --owner ID          the lease's owner (default: $DYNALOCK_OWNER)\n"
      "  --token N           its fencing token (default: $DYNALOCK_FENCING_TOKEN)\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_put},
-    {"state", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_FOR, 1, 1, "state [OPTIONS] NAME",
+    {"state", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_FOR | CLI_OPT_LOCK_NAME, 1, 1, "state [OPTIONS] NAME",
      "Shows the lock NAME: held or free, its fencing token and, when held, its\n"
      "holder label, owner id, lease, value, and how long this reader has seen\n"
      "its record version unchanged. A holder renews (a new record version)\n"
@@ -145,7 +157,7 @@ static const cli_command COMMANDS[] = {
      "  --json              one JSON object: name, table, exists, held, holder,\n"
      "                      owner, record_version, fencing_token, lease_ms,\n"
      "                      value, unchanged_ms\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_state},
     {"list", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_INDEX, 0, 0, "list [OPTIONS]",
      "Lists every lock item of the table, sorted by name: name, holder label,\n"
@@ -157,9 +169,9 @@ static const cli_command COMMANDS[] = {
      "  --index NAME        query this index instead of scanning the table\n"
      "  --json              a JSON array of objects: name, held, holder, owner,\n"
      "                      fencing_token, lease_ms, value\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_list},
-    {"watch", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_COUNT, 1, 1, "watch [OPTIONS] NAME",
+    {"watch", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_COUNT | CLI_OPT_LOCK_NAME, 1, 1, "watch [OPTIONS] NAME",
      "Follows the lock NAME and prints a line when it starts and at each change\n"
      "of holder, fencing token or value: who leads, and where ('dynalock leader\n"
      "--value' writes the value). It reads as a waiting contender does, every\n"
@@ -173,9 +185,9 @@ static const cli_command COMMANDS[] = {
      "  --count N           exit 0 after N lines (the first included)\n"
      "  --json              one JSON object per line: time, and the fields of\n"
      "                      'state --json'\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_watch},
-    {"release", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_RELEASE, 1, 1,
+    {"release", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_RELEASE | CLI_OPT_LOCK_NAME, 1, 1,
      "release [OPTIONS] NAME --if-token N [--owner ID]",
      "Hands back the lock NAME for an operator whose holder is stuck, on\n"
      "condition that it is still held with the fencing token that 'dynalock\n"
@@ -192,9 +204,10 @@ static const cli_command COMMANDS[] = {
      "  --owner ID          and its owner id (default: any owner)\n"
      "  --json              one JSON object: name, table, if_token, owner,\n"
      "                      released\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_release},
-    {"simulate", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_JSON, 2, 2,
+    {"simulate", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_JSON |
+                     CLI_OPT_LOCK_NAME, 2, 2,
      "simulate [OPTIONS] holder|release|delete NAME",
      "Plays another process, for test scripts. It writes without conditions:\n"
      "never use it on a table in production.\n"
@@ -210,7 +223,7 @@ static const cli_command COMMANDS[] = {
      "  --lease DURATION    the simulated holder's lease (default 30s)\n"
      "  --label TEXT        the simulated holder's label (default: simulated)\n"
      "  --json              print the outcome as a JSON object\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_simulate},
     {"table", CLI_OPT_COMMON | CLI_OPT_TABLE_CREATE, 2, 2,
      "table [OPTIONS] create|delete NAME",
@@ -221,7 +234,7 @@ static const cli_command COMMANDS[] = {
      "Options:\n"
      "  --ttl ATTR          turn on time to live on ATTR (create)\n"
      "  --exist-ok          a table that exists already is success (create)\n"
-     "\n" COMMON_HELP "\n" EXIT_HELP,
+     "\n" SEE_ALSO,
      cli_cmd_table},
 };
 
@@ -250,8 +263,9 @@ static void main_help(FILE *out)
             "  table create|delete NAME\n"
             "                           create or delete a table\n"
             "\n"
-            "'dynalock COMMAND --help' tells more; 'dynalock --version' the version.\n"
-            "\n" COMMON_HELP "\n" EXIT_HELP);
+            "'dynalock COMMAND --help' tells more of each; 'dynalock help options' the\n"
+            "options they share, 'dynalock help exit-status' the exit statuses;\n"
+            "'dynalock --version' the version. Everything: dynalock(1).\n");
 }
 
 int main(int argc, char **argv)
@@ -263,13 +277,22 @@ int main(int argc, char **argv)
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         if (argc > 2 && strcmp(sub, "help") == 0) {
+            if (strcmp(argv[2], "options") == 0) {
+                fputs(COMMON_HELP, stdout);
+                return 0;
+            }
+            if (strcmp(argv[2], "exit-status") == 0) {
+                fputs(EXIT_HELP, stdout);
+                return 0;
+            }
             for (size_t i = 0; i < N_COMMANDS; i++)
                 if (strcmp(argv[2], COMMANDS[i].name) == 0) {
                     printf("usage: %s %s\n\n%s", cli_progname, COMMANDS[i].usage,
                            COMMANDS[i].help);
                     return 0;
                 }
-            return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+            return cli_usage_error(NULL, "unknown help topic '%s' (a command, options or "
+                                   "exit-status)", argv[2]);
         }
         main_help(stdout);
         return 0;

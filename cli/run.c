@@ -1,8 +1,10 @@
 /* run.c: `dynalock run NAME -- CMD...`, flock(1) across machines: acquire the lock, run
  * CMD with the lease in its environment, release the lock once CMD exits and exit with
  * its status. A lost lease stops CMD (SIGTERM, then SIGKILL) and exits 76. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -52,6 +54,91 @@ static void report_not_acquired(cli_conn *c, const cli_opts *o, const char *name
     }
 }
 
+/* --verbose: after each refusal (a poll that found the lock held), a thread of its own
+ * reads the lock's state (one GetItem; the refusal hook may not call into the lock
+ * table) and says what the command waits for: a line each poll, or on a terminal one
+ * line rewritten in place and cleared at the end. */
+typedef struct waiter {
+    cli_conn *c;
+    const char *name;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long refusals, shown;
+    bool done;
+    bool tty;
+    bool drawn;                /* a line is on the terminal, not ended */
+    char last_holder[DDB_HOLDER_LABEL_MAX_BYTES + 1];
+} waiter;
+
+static void on_refusal(void *arg, const char *name)
+{
+    (void)name;
+    waiter *w = arg;
+    pthread_mutex_lock(&w->mu);
+    w->refusals++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void waiter_show(waiter *w)
+{
+    ddb_lock_state st;
+    ddb_error err;
+    ddb_error_clear(&err);
+    ddb_cancel *limit = cli_deadline(1000);
+    int rc = limit ? ddb_lock_table_get_state(w->c->locks, w->name, &st, limit, &err)
+                   : DDB_ENOMEM;
+    ddb_cancel_unref(limit);
+    char name[1100], line[8192];
+    cli_safe_text(w->name, name, sizeof name);
+    if (rc == 0 && st.is_held) {
+        char holder[4 * DDB_HOLDER_LABEL_MAX_BYTES + 8], lease[32], unchanged[32];
+        cli_safe_text(st.holder_label[0] ? st.holder_label : "another process", holder,
+                      sizeof holder);
+        cli_format_duration(st.lease_ms, lease, sizeof lease);
+        cli_format_duration(st.unchanged_ms / 1000 * 1000, unchanged, sizeof unchanged);
+        snprintf(line, sizeof line, "waiting for '%s': held by '%s' (token %lld, lease %s, "
+                 "unchanged %s)", name, holder, (long long)st.fencing_token, lease, unchanged);
+        pthread_mutex_lock(&w->mu);
+        snprintf(w->last_holder, sizeof w->last_holder, "%s", st.holder_label);
+        pthread_mutex_unlock(&w->mu);
+    } else if (rc == 0) {
+        snprintf(line, sizeof line, "waiting for '%s': free now, trying again", name);
+    } else {
+        snprintf(line, sizeof line, "waiting for '%s': its holder is not known (%s)", name,
+                 ddb_error_string(rc));
+    }
+    if (w->tty) {
+        fprintf(stderr, "\r\033[K%s: %s", cli_progname, line);
+        w->drawn = true;
+    } else {
+        fprintf(stderr, "%s: %s\n", cli_progname, line);
+    }
+    fflush(stderr);
+}
+
+static void *waiter_main(void *arg)
+{
+    waiter *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->done && w->refusals == w->shown)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->done)
+            break;
+        w->shown = w->refusals;
+        pthread_mutex_unlock(&w->mu);
+        waiter_show(w);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (w->drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    return NULL;
+}
+
 /* Acquires as --wait says. 0 with *lease, or an exit status after printing why. */
 static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease **lease)
 {
@@ -66,6 +153,26 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     cli_log(c, DDB_LOG_INFO, "acquiring the lock", fields, 3);
     char what[512];
     snprintf(what, sizeof what, "cannot acquire lock '%s' on table '%s'", name, o->table);
+    waiter w = {.c = c, .name = name, .tty = isatty(STDERR_FILENO) == 1};
+    pthread_t wt;
+    memset(&wt, 0, sizeof wt);
+    long watch = 0;
+    int64_t t0 = ddb_clock_mono_ns(ddb_client_clock(c->client));
+    if (o->verbose) {
+        pthread_mutex_init(&w.mu, NULL);
+        pthread_cond_init(&w.cv, NULL);
+        if (pthread_create(&wt, NULL, waiter_main, &w) == 0) {
+            watch = ddb_lock_table_watch_refusals(c->locks, on_refusal, &w, NULL);
+            if (watch <= 0) {
+                pthread_mutex_lock(&w.mu);
+                w.done = true;
+                pthread_cond_signal(&w.cv);
+                pthread_mutex_unlock(&w.mu);
+                pthread_join(wt, NULL);
+                watch = 0;
+            }
+        }
+    }
     cli_req req;
     cli_req_begin(&req, "the acquire", what, false);
     if (o->wait_ms == 0) {
@@ -82,6 +189,31 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
         rc = ddb_lock_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
     }
     cli_req_end(&req);
+    if (watch > 0) {
+        ddb_lock_table_unwatch_refusals(c->locks, watch);
+        pthread_mutex_lock(&w.mu);
+        w.done = true;
+        pthread_cond_signal(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(wt, NULL);
+    }
+    if (o->verbose) {
+        pthread_mutex_destroy(&w.mu);
+        pthread_cond_destroy(&w.cv);
+    }
+    if (o->verbose && rc == 0 && *lease) {
+        int64_t took = ddb_clock_mono_ns(ddb_client_clock(c->client)) - t0;
+        char n[1100], from[4 * DDB_HOLDER_LABEL_MAX_BYTES + 32] = "";
+        if (ddb_lease_takeover(*lease)) {
+            char h[4 * DDB_HOLDER_LABEL_MAX_BYTES + 8];
+            snprintf(from, sizeof from, " (took over from %s)",
+                     w.last_holder[0] ? cli_safe_text(w.last_holder, h, sizeof h)
+                                      : "a holder that stopped");
+        }
+        fprintf(stderr, "%s: acquired '%s' with token %lld after %.1fs%s\n", cli_progname,
+                cli_safe_text(name, n, sizeof n), (long long)ddb_lease_fencing_token(*lease),
+                (double)took / 1e9, from);
+    }
     if (rc == DDB_ECANCELED && ddb_cancel_is_set(stop)) {
         /* A write of the acquire may have been cut short: if DynamoDB applied it, the lock
          * is held by a lease nobody renews, and frees itself after one lease. */
@@ -90,7 +222,7 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     }
     if (rc == DDB_ECANCELED || (rc == 0 && !*lease)) {
         report_not_acquired(c, o, name);
-        return CLI_EXIT_NOT_ACQUIRED;
+        return o->conflict_exit;
     }
     if (rc != 0)
         return cli_req_fail(&req, rc, &err);

@@ -6,6 +6,46 @@
 
 #include "cli.h"
 
+/* One line on stdout on success, for the person who typed the command: what the table
+ * is now. After a create, the key schema DynamoDB describes (with --exist-ok the table
+ * may be older than this command, and its keys not the ones asked for); when the read
+ * fails, what was asked. */
+static void say_done(cli_conn *c, const cli_opts *o, bool create, const char *name)
+{
+    char safe[1024];
+    if (!create) {
+        printf("deleted table '%s'\n", cli_safe_text(name, safe, sizeof safe));
+        return;
+    }
+    ddb_table_info info;
+    ddb_error err;
+    ddb_error_clear(&err);
+    ddb_cancel *limit = cli_deadline(2000);
+    int rc = limit ? ddb_client_describe_table(c->client, name, &info, limit, &err)
+                   : DDB_ENOMEM;
+    ddb_cancel_unref(limit);
+    const char *pk = o->pk, *sk = o->sk;
+    if (rc == 0) {
+        pk = info.pk;
+        sk = info.sk[0] ? info.sk : NULL;
+    }
+    char keys[1200], a[520], b[520];
+    if (sk)
+        snprintf(keys, sizeof keys, "partition key '%s', sort key '%s'",
+                 cli_safe_text(pk, a, sizeof a), cli_safe_text(sk, b, sizeof b));
+    else
+        snprintf(keys, sizeof keys, "partition key '%s', no sort key",
+                 cli_safe_text(pk, a, sizeof a));
+    char ttl[600] = "";
+    if (o->ttl)
+        snprintf(ttl, sizeof ttl, "; time to live on '%s'", cli_safe_text(o->ttl, a, sizeof a));
+    cli_safe_text(name, safe, sizeof safe);
+    if (o->exist_ok)
+        printf("table '%s' is ready: %s%s\n", safe, keys, ttl);
+    else
+        printf("created table '%s': %s; on-demand billing%s\n", safe, keys, ttl);
+}
+
 int cli_cmd_table(cli_opts *o)
 {
     const char *action = o->args[0];
@@ -41,10 +81,12 @@ int cli_cmd_table(cli_opts *o)
     } else {
         rc = ddb_client_delete_table(c.client, name, cli_stop(), &err);
     }
-    if (rc)
+    if (rc) {
         rc = cli_req_fail(&req, rc, &err);
-    else
+    } else {
         cli_req_end(&req);
+        say_done(&c, o, create, name);
+    }
     cli_conn_close(&c);
     return rc;
 }

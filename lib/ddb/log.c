@@ -88,16 +88,23 @@ static void put_logfmt_key(dl_buf *l, const char *k)
         dl__buf_putc(l, (*p <= ' ' || *p == '"' || *p == '=' || *p >= 0x7f) ? '_' : (char)*p);
 }
 
-static void put_timestamp(dl_buf *l)
+/* The wall time of `clock` (NULL: the system's real time), as 2026-01-01T00:00:00.000Z. */
+static void put_timestamp(dl_buf *l, ddb_clock *clock)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ms;
+    if (clock) {
+        ms = ddb_clock_wall_ms(clock);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    time_t sec = (time_t)(ms / 1000);
     struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
+    gmtime_r(&sec, &tm);
     char buf[96];
     snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(ts.tv_nsec / 1000000) % 1000);
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
     dl__buf_puts(l, buf);
 }
 
@@ -115,10 +122,29 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
+static void log_line(ddb_log_format fmt, ddb_clock *clock, int level, int event_id,
+                     const char *category, const char *message, const ddb_log_field *fields,
+                     size_t n);
+
 void ddb_log_to_stderr(void *arg, int level, int event_id, const char *category,
                     const char *message, const ddb_log_field *fields, size_t n)
 {
-    ddb_log_format fmt = arg ? *(const ddb_log_format *)arg : DDB_LOG_LOGFMT;
+    log_line(arg ? *(const ddb_log_format *)arg : DDB_LOG_LOGFMT, NULL, level, event_id,
+             category, message, fields, n);
+}
+
+void ddb_log_to_stderr_with(void *arg, int level, int event_id, const char *category,
+                            const char *message, const ddb_log_field *fields, size_t n)
+{
+    const ddb_log_stderr_options *o = arg;
+    log_line(o ? o->format : DDB_LOG_LOGFMT, o ? o->clock : NULL, level, event_id, category,
+             message, fields, n);
+}
+
+static void log_line(ddb_log_format fmt, ddb_clock *clock, int level, int event_id,
+                     const char *category, const char *message, const ddb_log_field *fields,
+                     size_t n)
+{
     /* on allocation failure the line stops growing and is cut */
     char stack[1024];
     dl_buf l;
@@ -128,7 +154,7 @@ void ddb_log_to_stderr(void *arg, int level, int event_id, const char *category,
         message = "";
     if (fmt == DDB_LOG_JSON) {
         dl__buf_puts(&l, "{\"ts\":\"");
-        put_timestamp(&l);
+        put_timestamp(&l, clock);
         dl__buf_puts(&l, "\",\"level\":\"");
         dl__buf_puts(&l, ddb_log_level_name(level));
         dl__buf_putc(&l, '"');
@@ -162,7 +188,7 @@ void ddb_log_to_stderr(void *arg, int level, int event_id, const char *category,
         dl__buf_puts(&l, "}\n");
     } else {
         dl__buf_puts(&l, "ts=");
-        put_timestamp(&l);
+        put_timestamp(&l, clock);
         dl__buf_puts(&l, " level=");
         dl__buf_puts(&l, ddb_log_level_name(level));
         if (event_id != 0) {

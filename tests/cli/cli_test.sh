@@ -224,12 +224,32 @@ t_usage_and_help() {
         "$DL" state --clock server --table cli name
     expect_usage "no table" "$DL" state name
     expect_usage "'ab'" "$DL" state --clock server --table ab name
-    for sub in run leader put state list release simulate table; do
+    for sub in run leader put state list watch release simulate table; do
         capture "$DL" "$sub" --help
         expect_eq "$sub --help status" 0 "$st"
         expect_match "$sub --help" "^usage: dynalock $sub" "$(printf '%s\n' "$out" | head -1)"
-        expect_match "$sub --help lists exit statuses" "77 +put --if-held refused" "$out"
+        # Short: its own options, and where the shared parts are told once.
+        expect_match "$sub --help points at the exit statuses" "'dynalock help exit-status'" "$out"
+        expect_match "$sub --help points at the common options" "'dynalock help options'" "$out"
+        printf '%s\n' "$out" | grep -q -- '^  --table' && fail "$sub --help repeats the common options"
+        printf '%s\n' "$out" | grep -Eq '^  77 ' && fail "$sub --help repeats the exit table"
+        [ "$(printf '%s\n' "$out" | wc -l)" -le 40 ] || fail "$sub --help is longer than 40 lines"
+        capture "$DL" help "$sub"
+        expect_match "help $sub" "^usage: dynalock $sub" "$(printf '%s\n' "$out" | head -1)"
     done
+    capture "$DL" help exit-status
+    expect_eq "help exit-status status" 0 "$st"
+    expect_match "help exit-status lists the statuses" "77 +put --if-held refused" "$out"
+    expect_match "help exit-status has 79" "^  79 " "$out"
+    capture "$DL" help options
+    expect_eq "help options status" 0 "$st"
+    expect_match "help options lists --table" "^  --table NAME" "$out"
+    expect_match "help options lists --clock" "^  --clock CLOCK" "$out"
+    expect_usage "unknown help topic 'bogus'" "$DL" help bogus
+    capture "$DL" put --help
+    expect_match "put's usage: --if-held is optional" \
+        '^usage: dynalock put \[OPTIONS\] \[--if-held\] \(--item JSON \| --item-file PATH\)$' \
+        "$(printf '%s\n' "$out" | head -1)"
     capture "$DL" --help
     expect_eq "--help status" 0 "$st"
     capture "$DL" --version
@@ -657,7 +677,7 @@ t_release_and_safe_output() {
     # A name with an ESC sequence in an error message.
     capture "$DL" state "${L[@]}" "a${esc}[2Jb"
     expect_eq "state of a bad name" 64 "$st"
-    expect_match "the name is escaped" "cannot read lock 'a\\\\x1b\[2Jb'" "$err"
+    expect_match "the name is escaped" "invalid lock name 'a\\\\x1b\[2Jb'" "$err"
     case "$err" in *"$esc"*) fail "an error message printed ESC" ;; esac
 }
 
@@ -1067,6 +1087,180 @@ t_lost_answers() {
     expect_eq "put --if-held, the first answer lost (the token makes the retry succeed)" "0 put=0" "$st $out"
 }
 
+# run --conflict-exit-code N (flock -E): N instead of 75 when not acquired, by a
+# holder or after --wait; CMD's own statuses untouched; statuses of dynalock's own
+# meaning refused before any request (the endpoint here answers nothing).
+t_conflict_exit_code() {
+    start_bg cx_a "$DL" run "${C[@]}" --label cx-holder cx -- sh -c \
+        'touch "$W/cx.in"; while [ ! -e "$W/cx.go" ]; do sleep 0.05; done'
+    local a=$bg
+    poll_until 200 '[ -e "$W/cx.in" ]' || fail "the holder did not start"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code 3 cx -- touch "$W/cx.ran"
+    expect_eq "--conflict-exit-code 3, --wait 0 on a held lock" 3 "$st"
+    expect_match "the message is the same" "not acquired: held by 'cx-holder'" "$err"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code=100 cx -- true
+    expect_eq "--conflict-exit-code=100" 100 "$st"
+    start_bg cx_b "$DL" run "${C[@]}" --wait 3s --conflict-exit-code 42 cx -- touch "$W/cx.ran"
+    local b=$bg
+    advance_until 2000 20 "! running $b"
+    finish "$b"
+    expect_eq "--conflict-exit-code after --wait ran out" 42 "$st"
+    [ -e "$W/cx.ran" ] && fail "CMD ran without the lock"
+    touch "$W/cx.go"
+    finish "$a"
+    expect_eq "the holder's status" 0 "$st"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code 3 cx -- sh -c 'exit 5'
+    expect_eq "acquired: CMD's status passes through" 5 "$st"
+    capture "$DL" run "${C[@]}" --wait 0 --conflict-exit-code 75 cx -- true
+    expect_eq "75 itself is allowed" 0 "$st"
+    local bad
+    for bad in 0 256 -1 3x "" 64 76 79 126 127 128 255 99999999999999999999; do
+        expect_usage "conflict-exit-code" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+            "$DL" run "${C[@]}" --conflict-exit-code "$bad" cx -- true
+    done
+    expect_usage "dynalock's own statuses" "$DL" run --conflict-exit-code 77 cx -- true
+    expect_usage "signals" "$DL" run --conflict-exit-code 137 cx -- true
+    expect_usage "does not apply to 'leader'" "$DL" leader --conflict-exit-code 3 cx -- true
+    expect_usage "does not apply to 'state'" "$DL" state --conflict-exit-code 3 cx
+    capture "$DL" run --help
+    expect_match "run --help names it" "--conflict-exit-code N" "$out"
+}
+
+# Messages that diagnose (issue 29): what to change when the options do not fit the
+# table, the lock name, the credentials; what `table` did; the log's clock.
+t_messages() {
+    "$DL" table create --sk sk msgsk >/dev/null || fail "creating table msgsk"
+    capture "$DL" state --clock server --table msgsk job
+    expect_eq "state on a table with a sort key, without --sk" 65 "$st"
+    expect_match "the sort key is named" "table 'msgsk' has the sort key 'sk': give --sk sk" "$err"
+    capture "$DL" run --clock server --table msgsk --wait 0 job -- touch "$W/msg.ran"
+    expect_eq "run on it without --sk" 65 "$st"
+    expect_match "run names the sort key" "give --sk sk" "$err"
+    [ -e "$W/msg.ran" ] && fail "CMD ran without a lock"
+    capture "$DL" state --clock server --table cli --sk sk job
+    expect_eq "--sk on a table without one" 65 "$st"
+    expect_match "no sort key: leave it out" "table 'cli' has no sort key: leave out --sk sk" "$err"
+    capture "$DL" state --clock server --table cli --pk id job
+    expect_match "the partition key is named" "has the partition key 'pk', not 'id': give --pk pk" "$err"
+
+    capture "$DL" state --clock server --table nosuchtable job
+    expect_eq "state on a missing table" 69 "$st"
+    expect_match "how to create it" \
+        "no table 'nosuchtable' in region us-east-1: create it with 'dynalock table create nosuchtable'" "$err"
+    capture "$DL" run --clock server --table nosuchtable --sk s --wait 0 job -- true
+    expect_match "with its keys" "create it with 'dynalock table create --sk s nosuchtable'" "$err"
+    capture "$DL" list --clock server --table nosuchtable
+    expect_match "list on a missing table" "create it with 'dynalock table create nosuchtable'" "$err"
+    capture "$DL" table delete nosuchtable
+    expect_eq "table delete of a missing table" 69 "$st"
+    printf '%s\n' "$err" | grep -q 'create it' && fail "table delete says to create the table"
+
+    # No credentials, off EC2 (the metadata endpoint refuses): that none were found and
+    # what was tried, not the last provider's refusal alone.
+    capture env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_EC2_METADATA_DISABLED \
+        AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:9 \
+        AWS_CONFIG_FILE="$W/none" AWS_SHARED_CREDENTIALS_FILE="$W/none" \
+        "$DL" state --table cli job
+    expect_eq "no credentials" 78 "$st"
+    expect_match "none found, and what was tried" \
+        "no AWS credentials were found; tried: environment.*profile 'default'.*instance metadata" "$err"
+    expect_eq "in one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+
+    # A lock name no lock can have: 64 before any request (the endpoint answers nothing).
+    local bad
+    for bad in 'has space' $'esc\x1b[31m' $'\xff\xfe' "$(head -c 256 /dev/zero | tr '\0' a)"; do
+        expect_usage "invalid lock name" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+            "$DL" state --table cli "$bad"
+    done
+    expect_usage "invalid lock name 'esc\\\\x1b\\[31m'" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+        "$DL" run --table cli $'esc\x1b[31m' -- true
+    expect_usage "invalid lock name" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+        "$DL" simulate --table cli holder 'a b'
+    expect_usage "invalid lock name" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+        "$DL" release --table cli --if-token 1 'a b'
+
+    # table: one line on stdout that says what it did, the keys as DynamoDB has them.
+    capture "$DL" table create --sk sk --ttl expires msgtable
+    expect_eq "table create" "0" "$st"
+    expect_eq "what it created" \
+        "created table 'msgtable': partition key 'pk', sort key 'sk'; on-demand billing; time to live on 'expires'" "$out"
+    capture "$DL" table create --exist-ok msgtable
+    expect_eq "--exist-ok: the table as it is, not as asked" \
+        "table 'msgtable' is ready: partition key 'pk', sort key 'sk'" "$out"
+    capture "$DL" table delete msgtable
+    expect_eq "table delete" "0 deleted table 'msgtable'" "$st $out"
+
+    # --clock server: ts= is the server's time, the lock's clock, in every line.
+    local now want
+    now=$(curl -sf "$EP/fake/clock" | sed -n 's/.*"now_ms":\([0-9]*\).*/\1/p')
+    want=$(date -u -d "@$((now / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf '%03d' $((now % 1000)))Z
+    capture "$DL" run "${C[@]}" --log-level info msgclock -- true
+    expect_eq "run status" 0 "$st"
+    expect_match "lines logged" "msg=\"lock acquired; running CMD\"" "$err"
+    local other
+    other=$(printf '%s\n' "$err" | grep -v "^ts=$want " | head -1)
+    expect_eq "every ts= is the server's time ($want)" "" "$other"
+    capture "$DL" run "${C[@]}" --log-level info --log-format json msgclock -- true
+    expect_match "json ts too" "^\\{\"ts\":\"$want\"" "$(printf '%s\n' "$err" | head -1)"
+}
+
+# run --verbose: a line per poll on what it waits for (holder, token, lease, how long
+# unchanged), and once it has the lock, its token, how long it took and whom it took
+# over from; on a terminal one line rewritten in place (\r, cleared at the end).
+t_run_verbose_wait() {
+    # A holder that crashed, its label with a C1 control (CSI) that must reach no terminal.
+    "$DL" simulate "${C[@]}" --label $'holder-A\xc2\x9b' holder vb >/dev/null ||
+        fail "simulating the holder"
+    start_bg vb_b "$DL" run "${C[@]}" --verbose vb -- sh -c 'echo "$DYNALOCK_FENCING_TOKEN" > "$W/vb.b"'
+    local b=$bg
+    poll_until 200 'grep -q "waiting for" "$W/vb_b.err"' || fail "no waiting line"
+    expect_match "the waiting line" \
+        "^dynalock: waiting for 'vb': held by 'holder-A\\\\xc2\\\\x9b' \\(token 1, lease 30s, unchanged 0ms\\)$" \
+        "$(head -1 "$W/vb_b.err")"
+    advance_until 5000 30 '[ -s "$W/vb.b" ]' || fail "no takeover"
+    finish "$b"
+    expect_eq "the contender's status" 0 "$st"
+    local e
+    e=$(cat "$W/vb_b.err")
+    expect_match "unchanged grows with the polls" "unchanged [1-9][0-9]*s\\)" "$e"
+    expect_match "the acquired line" \
+        "^dynalock: acquired 'vb' with token 2 after [0-9]+\\.[0-9]s \\(took over from holder-A\\\\xc2\\\\x9b\\)$" \
+        "$(tail -1 "$W/vb_b.err")"
+    case "$e" in *$'\xc2\x9b'*) fail "a label's CSI reached stderr" ;; esac
+    expect_eq "not a terminal: no carriage return" 0 "$(tr -cd '\r' <"$W/vb_b.err" | wc -c)"
+    capture "$DL" run "${C[@]}" --verbose vb -- true
+    expect_eq "a free lock, --verbose" "0" "$st"
+    expect_match "acquired at once, no takeover" "^dynalock: acquired 'vb' with token 3 after 0\\.0s$" "$err"
+    capture "$DL" run "${C[@]}" vb -- true
+    expect_eq "without --verbose: silent" "" "$err"
+
+    # On a terminal (script(1) gives dynalock a pty): the line is rewritten, then cleared.
+    if ! command -v script >/dev/null; then
+        echo "    (script(1) not found: the terminal case is not checked)"
+        return
+    fi
+    start_bg vt_a "$DL" run "${C[@]}" --label holder-T vt -- sh -c \
+        'touch "$W/vt.in"; while [ ! -e "$W/vt.go" ]; do sleep 0.05; done'
+    a=$bg
+    poll_until 200 '[ -e "$W/vt.in" ]' || fail "the terminal test's holder did not start"
+    start_bg vt_b script -qefc "\"$DL\" run --clock server --table cli --verbose vt -- true" "$W/vt.typescript"
+    b=$bg
+    poll_until 200 'grep -q "waiting for" "$W/vt.typescript" 2>/dev/null' || fail "no waiting line on the terminal"
+    advance_until 5000 6 '[ "$(grep -o "waiting for" "$W/vt.typescript" | wc -l)" -ge 2 ]' ||
+        fail "no second poll on the terminal"
+    touch "$W/vt.go"
+    finish "$a"
+    advance_until 5000 20 "! running $b"
+    finish "$b"
+    expect_eq "the terminal run's status" 0 "$st"
+    local ts
+    ts=$(cat "$W/vt.typescript")
+    expect_match "rewritten in place" $'\r\x1b\\[Kdynalock: waiting for .vt.: held by .holder-T.' "$ts"
+    expect_match "cleared before the acquired line" $'\r\x1b\\[Kdynalock: acquired .vt. with token 2' "$ts"
+    expect_eq "the waiting lines end in no new line" 0 \
+        "$(printf '%s' "$ts" | grep -c 'waiting for.*)$')"
+}
+
 # ------------------------------------------------------------------ the runner
 
 passed=0
@@ -1076,7 +1270,7 @@ tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
        t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_watch_and_values t_list_index t_table
        t_signal_during_hung_request
-       t_run_wait_hung)
+       t_run_wait_hung t_conflict_exit_code t_messages t_run_verbose_wait)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 for t in "${tests[@]}"; do
     failures=0

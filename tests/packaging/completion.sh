@@ -63,6 +63,10 @@ expect "dynalock " run leader put state list watch release simulate table --help
 expect "dynalock l" leader list
 expect "dynalock --v" --version
 expect "dynalock run --le" --lease
+expect "dynalock run --co" --conflict-exit-code
+expect "dynalock run --ve" --verbose
+expect "dynalock run --conflict-exit-code " ""
+expect "dynalock leader --co" ""
 expect "dynalock leader --o" --once
 expect "dynalock put --i" --if-held --item --item-file
 expect "dynalock state --j" --json
@@ -102,10 +106,12 @@ expect "fakedb --db $tmp/da" "$tmp/data.sqlite"
 expect "dynalock put --item-file $tmp/d" "$tmp/data.sqlite"
 
 # The options offered are those of --help, for every subcommand and for fakedb.
+# A subcommand's --help lists its own options; 'dynalock help options' those they share.
 help_options() { "$@" --help | grep -oE '^  (--[a-z-]+|-h, --help)(, --[a-z-]+)?' | grep -oE -- '--[a-z-]+'; }
+common_options() { "$dynalock" help options | grep -oE '^  (--[a-z-]+|-h, --help)(, --[a-z-]+)?' | grep -oE -- '--[a-z-]+'; }
 for cmd in $_dynalock_commands; do
   got=$(complete_line "dynalock $cmd --")
-  want=$(help_options "$dynalock" "$cmd" | LC_ALL=C sort)
+  want=$({ help_options "$dynalock" "$cmd"; common_options; } | LC_ALL=C sort -u)
   if [ -n "$want" ] && [ "$got" = "$want" ]; then
     pass=$((pass + 1))
   else

@@ -1,5 +1,6 @@
 /* test_log.c: the default stderr sink: logfmt and JSON lines with their quoting and
- * escaping, level names, and whole lines from many threads at once. */
+ * escaping, level names, whole lines from many threads at once, and the time stamps of
+ * ddb_log_to_stderr_with on a clock of the caller's. */
 #include <check.h>
 
 #include "dl_check.h"
@@ -84,6 +85,34 @@ START_TEST(logfmt_line)
     ck_assert_ptr_null(strstr(second, "category="));
     ck_assert_ptr_null(strchr(strchr(second, '\n') + 1, '\n'));
     free(out);
+}
+END_TEST
+
+/* ts= is the given clock's wall time, read at each line: a fake clock's, moved between
+ * two lines, in both formats; without a clock (NULL options), the system's time. */
+START_TEST(clocked_lines)
+{
+    ddb_clock *clock = ddb_fake_clock_new(INT64_C(1767225600000) + 1234);
+    ck_assert_ptr_nonnull(clock);
+    ddb_log_stderr_options text = { .format = DDB_LOG_LOGFMT, .clock = clock };
+    ddb_log_stderr_options json = { .format = DDB_LOG_JSON, .clock = clock };
+    capture_begin();
+    ddb_log_to_stderr_with(&text, DDB_LOG_INFO, 0, NULL, "one", NULL, 0);
+    ck_assert_int_eq(ddb_fake_clock_advance(clock, 86400000 + 61001), 0);
+    ddb_log_to_stderr_with(&json, DDB_LOG_WARN, 0, "c", "two", NULL, 0);
+    ddb_log_to_stderr_with(NULL, DDB_LOG_INFO, 0, NULL, "three", NULL, 0);
+    char *out = capture_end();
+    const char *want = "ts=2026-01-01T00:00:01.234Z level=info msg=one\n"
+                       "{\"ts\":\"2026-01-02T00:01:02.235Z\",\"level\":\"warn\","
+                       "\"category\":\"c\",\"msg\":\"two\"}\n";
+    ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s", out);
+    /* The third line, on the system's clock: not the fake clock's day. */
+    const char *third = out + strlen(want);
+    ck_assert_msg(strncmp(third, "ts=", 3) == 0 && strstr(third, " level=info msg=three\n"),
+                  "%s", third);
+    ck_assert_msg(strncmp(third, "ts=2026-01-02T00:01", 19) != 0, "%s", third);
+    free(out);
+    ddb_clock_unref(clock);
 }
 END_TEST
 
@@ -183,6 +212,7 @@ static Suite *log_suite(void)
     tcase_add_test(tc, level_names);
     tcase_add_test(tc, logfmt_line);
     tcase_add_test(tc, json_line);
+    tcase_add_test(tc, clocked_lines);
     tcase_add_test(tc, concurrent_lines_do_not_interleave);
     suite_add_tcase(s, tc);
     return s;

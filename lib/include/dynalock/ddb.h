@@ -224,6 +224,18 @@ typedef enum ddb_log_format { DDB_LOG_LOGFMT = 0, DDB_LOG_JSON = 1 } ddb_log_for
  * (ddb_log_format *) or NULL for logfmt. Thread: any. */
 DDB_API void ddb_log_to_stderr(void *arg, int level, int event_id, const char *category,
                                const char *message, const ddb_log_field *fields, size_t n);
+/* The default sink with settings: arg is a (const ddb_log_stderr_options *), NULL for
+ * the defaults. With a clock, `ts` is that clock's wall time: give the client's clock
+ * (a fake one, or ddb_clock_new_server's) and a test's log reads in the time its leases
+ * and polls use; the clock is read once per line. The options and the clock are
+ * borrowed: they outlive every call. Thread: any. */
+typedef struct ddb_log_stderr_options {
+    ddb_log_format format;      /* 0: logfmt */
+    ddb_clock *clock;           /* the time of `ts`; NULL: the system's real time */
+} ddb_log_stderr_options;
+DDB_API void ddb_log_to_stderr_with(void *arg, int level, int event_id, const char *category,
+                                    const char *message, const ddb_log_field *fields,
+                                    size_t n);
 DDB_API const char *ddb_log_level_name(int level);
 
 /* --------------------------------------------------------------- telemetry */
