@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev
       libmicrohttpd-dev libsqlite3-dev check curl)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(clang libclang-rt-14-dev valgrind python3 python3-boto3 nodejs npm spin zsh)
+  pkgs+=(ccache clang libclang-rt-14-dev valgrind python3 python3-boto3 nodejs npm spin zsh)
 elif [ "${1:-}" = "--package" ]; then
   pkgs+=(dpkg-dev debhelper lintian)
 fi
