@@ -44,7 +44,7 @@ esac
 # as their runs against fakedb, which stay. Each starts a JVM and runs alone (RUN_SERIAL),
 # so together they were minutes of each sanitizer run. The normal run keeps them all.
 if [ -n "$sanitize" ] && [ "${#ctest_args[@]}" -eq 0 ]; then
-  ctest_args=(-E '_ddblocal$')
+  ctest_args=(-E '_ddblocal$|^ddblocal_')
 fi
 if [ "$valgrind" = 1 ]; then
   build=$root/build-valgrind$cc_suffix

@@ -27,6 +27,15 @@ case "$kind" in
     port=$(cat "$tmp/port")
     ;;
   ddblocal)
+    # Under ctest, the fixture's shared DynamoDB Local (tests/peers/ddblocal.sh).
+    if [ -n "${DYNALOCK_DDBLOCAL_DIR:-}" ]; then
+      if [ ! -s "$DYNALOCK_DDBLOCAL_DIR/port" ]; then
+        echo "with_server: DynamoDB Local is not available here (java and .peers/ are needed); skipped"
+        exit 77
+      fi
+      export DYNALOCK_TEST_ENDPOINT="http://127.0.0.1:$(cat "$DYNALOCK_DDBLOCAL_DIR/port")"
+      exec "$@"
+    fi
     emu=$root/.peers/node_modules/amplify-dynamodb-simulator/emulator
     if ! command -v java >/dev/null 2>&1 || [ ! -f "$emu/DynamoDBLocal.jar" ]; then
       echo "with_server: DynamoDB Local is not available here (java and .peers/ are needed); skipped"
