@@ -4,9 +4,11 @@
 # free loopback port, shared by every *_ddblocal test of a ctest run instead of a JVM per
 # test. `start` writes DIR/port once it answers and DIR/pid; `stop` ends it. Where java
 # or scripts/peers.sh's .peers/ is missing, `start` writes no port and passes, and the
-# tests that need it (tests/peers/with_server.sh ddblocal) report a skip.
+# tests that need it (tests/peers/with_server.sh ddblocal) report a skip; where
+# DYNALOCK_REQUIRE_PEERS=1 it fails instead (tests/peers/missing.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/peers/missing.sh"
 action=$1 dir=$2
 emu=$root/.peers/node_modules/amplify-dynamodb-simulator/emulator
 
@@ -25,6 +27,9 @@ case "$action" in
     stop  # what an interrupted run left
     mkdir -p "$dir"
     if ! command -v java >/dev/null 2>&1 || [ ! -f "$emu/DynamoDBLocal.jar" ]; then
+      # its tests skip (with_server.sh), unless a missing peer is a failure
+      [ "${DYNALOCK_REQUIRE_PEERS:-}" = 1 ] &&
+        missing_peer "ddblocal: DynamoDB Local is not available here (java and .peers/ are needed)"
       echo "ddblocal: DynamoDB Local is not available here (java and .peers/ are needed); its tests skip"
       exit 0
     fi
