@@ -3,12 +3,16 @@
 # against one `fakedb --clock fake` and follow its clock (--clock server): a test moves
 # time with POST /fake/clock/advance instead of sleeping for a lease, and waits for what
 # the processes do by polling with a bound, never by a fixed sleep.
-# Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST...]
+# Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST... | --shard K/N]
 # Without TEST, every test but t_lease_deadline (ctest runs it as cli_lease_deadline).
+# --shard K/N runs the K-th of N interleaved parts of that list (K from 1), so that ctest
+# runs the parts side by side (cli_e2e_1of3 ...) and a new test lands in one of them.
 set -u
 DL=$1
 FAKEDB=$2
 shift 2
+shard=""
+if [ "${1:-}" = --shard ]; then shard=$2; shift 2; fi
 only=("$@")
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/dynalock-cli.XXXXXX")
@@ -999,6 +1003,12 @@ tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
        t_signal_during_hung_request
        t_run_wait_hung)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
+if [ -n "$shard" ]; then
+    k=${shard%/*} n=${shard#*/}
+    part=()
+    for i in "${!tests[@]}"; do [ $((i % n)) -eq $((k - 1)) ] && part+=("${tests[$i]}"); done
+    tests=("${part[@]}")
+fi
 for t in "${tests[@]}"; do
     failures=0
     "$t"
