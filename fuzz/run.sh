@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz/ and runs each on
-# its corpus. Exits non-zero on any crash, leak or sanitizer report; the input that did
+# Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz/, one per
+# fuzz/fuzz_*.c, and runs each on its corpus (fuzz/corpus/NAME/, which may be absent). Exits non-zero on any crash, leak or sanitizer report; the input that did
 # it is left in build-fuzz/ (add it to fuzz/corpus/ once fixed).
 #   fuzz/run.sh [SECONDS]          CI: a fixed seed and number of runs, at most SECONDS
 #                                  (default 30) each, so that a run is repeatable
@@ -18,8 +18,14 @@ fi
 build=$root/build-fuzz
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_FUZZ=ON \
   -DDYNALOCK_SANITIZE=address,undefined -DDYNALOCK_BUILD_TESTS=OFF -DDYNALOCK_BUILD_BENCH=OFF >/dev/null
-targets=(expr request partiql sts cred_json cred_process config)
+# Every target CMake builds: one per fuzz/fuzz_*.c (fuzz/CMakeLists.txt).
+targets=()
+for src in "$root"/fuzz/fuzz_*.c; do
+  t=$(basename "$src" .c); targets+=("${t#fuzz_}")
+done
+[ "${#targets[@]}" -gt 0 ] || { echo "fuzz: no fuzz/fuzz_*.c" >&2; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+passed=0
 for t in "${targets[@]}"; do
   corpus=$(mktemp -d)
   cp "$root/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
@@ -28,5 +34,6 @@ for t in "${targets[@]}"; do
     -print_final_stats=1 "$corpus" 2>"$build/fuzz_$t.log") || { tail -n 60 "$build/fuzz_$t.log"; exit 1; }
   grep -E 'stat::number_of_executed_units|cov:' "$build/fuzz_$t.log" | tail -n 2
   rm -rf "$corpus"
+  passed=$((passed + 1))
 done
-echo "fuzz: ${#targets[@]} passed, 0 failed"
+echo "fuzz: $passed passed, 0 failed"

@@ -7,9 +7,12 @@
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build (build-asan/)
 #   scripts/test.sh --sanitize thread        TSan build (build-tsan/)
 #                                            (both without the *_ddblocal runs: see below)
-#   scripts/test.sh --valgrind               every check suite under valgrind (build-valgrind/)
+#   scripts/test.sh --valgrind               every check suite under valgrind (build-valgrind/,
+#                                            the flags of build/, so ccache shares its objects)
 #   CC=clang scripts/test.sh ...             the same with clang (build-clang/, build-asan-clang/, ...)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
+# DYNALOCK_SETUP_DONE=1 skips the packages and peers set-up (.ci/run does it once);
+# DYNALOCK_REQUIRE_PEERS=1 makes missing test peers a failure (tests/peers/missing.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=""
@@ -24,7 +27,9 @@ while [ $# -gt 0 ]; do
     *) echo "test.sh: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
-"$root/scripts/deps.sh" --test
+if [ "${DYNALOCK_SETUP_DONE:-}" != 1 ]; then
+  "$root/scripts/deps.sh" --test
+fi
 cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 # The simulator's profile under the sanitizers, which run it several times slower.
 sim_small="--seeds 200 --steps 60 --replay-check 5 --quiet"
@@ -44,15 +49,21 @@ esac
 # as their runs against fakedb, which stay. Each starts a JVM and runs alone (RUN_SERIAL),
 # so together they were minutes of each sanitizer run. The normal run keeps them all.
 if [ -n "$sanitize" ] && [ "${#ctest_args[@]}" -eq 0 ]; then
-  ctest_args=(-E '_ddblocal$')
+  ctest_args=(-E '_ddblocal$|^ddblocal_')
 fi
 if [ "$valgrind" = 1 ]; then
   build=$root/build-valgrind$cc_suffix
-  cfg=(-DCMAKE_BUILD_TYPE=Debug -DDYNALOCK_VALGRIND=ON -DDYNALOCK_BUILD_BENCH=OFF)
+  # The normal build's flags: with ccache, only the test programs are compiled again.
+  cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDYNALOCK_VALGRIND=ON -DDYNALOCK_BUILD_BENCH=OFF)
   # The suites themselves, under valgrind; the shell-driven tests add nothing there.
   [ "${#ctest_args[@]}" -gt 0 ] || ctest_args=(-L check)
 fi
-"$root/scripts/peers.sh" || echo "test.sh: test peers unavailable; their tests will be skipped" >&2
+if [ "${DYNALOCK_SETUP_DONE:-}" != 1 ] && ! "$root/scripts/peers.sh"; then
+  if [ "${DYNALOCK_REQUIRE_PEERS:-}" = 1 ]; then
+    echo "test.sh: scripts/peers.sh failed and DYNALOCK_REQUIRE_PEERS=1" >&2; exit 1
+  fi
+  echo "test.sh: test peers unavailable; their tests will be skipped" >&2
+fi
 cmake -S "$root" -B "$build" "${cfg[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

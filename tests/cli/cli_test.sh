@@ -3,13 +3,17 @@
 # against one `fakedb --clock fake` and follow its clock (--clock server): a test moves
 # time with POST /fake/clock/advance instead of sleeping for a lease, and waits for what
 # the processes do by polling with a bound, never by a fixed sleep.
-# Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST...]
+# Usage: cli_test.sh PATH/TO/dynalock PATH/TO/fakedb [TEST... | --shard K/N]
 # Without TEST, every test but t_lease_deadline and t_lost_answers (ctest runs them as
 # cli_lease_deadline and cli_lost_answers, beside cli_e2e).
+# --shard K/N runs the K-th of N interleaved parts of that list (K from 1), so that ctest
+# runs the parts side by side (cli_e2e_1of3 ...) and a new test lands in one of them.
 set -u
 DL=$1
 FAKEDB=$2
 shift 2
+shard=""
+if [ "${1:-}" = --shard ]; then shard=$2; shift 2; fi
 only=("$@")
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/dynalock-cli.XXXXXX")
@@ -282,6 +286,36 @@ t_run_environment_and_statuses() {
     expect_match "--log-format json" '^\{.*"msg":"acquiring the lock"' "$(printf '%s\n' "$err" | head -1)"
     capture "$DL" run "${C[@]}" --log-level info basic -- true
     expect_match "--log-format text" '^ts=.* msg="acquiring the lock"' "$(printf '%s\n' "$err" | head -1)"
+}
+
+# The region the command's client uses, as CMD sees it in DYNALOCK_REGION: --region, else
+# DYNALOCK_REGION, else AWS_REGION, else the profile's (--profile, else AWS_PROFILE).
+t_region_and_profile() {
+    local show=(region -- sh -c 'echo "$DYNALOCK_REGION"')
+    capture "$DL" run "${C[@]}" "${show[@]}"
+    expect_eq "AWS_REGION" us-east-1 "$out"
+    capture env DYNALOCK_REGION=eu-west-3 "$DL" run "${C[@]}" "${show[@]}"
+    expect_eq "DYNALOCK_REGION over AWS_REGION" eu-west-3 "$out"
+    capture env DYNALOCK_REGION=eu-west-3 "$DL" run "${C[@]}" --region ap-south-1 "${show[@]}"
+    expect_eq "--region over DYNALOCK_REGION" ap-south-1 "$out"
+    # A profile named by --profile is where the credentials come from too, as in the AWS
+    # SDKs: each profile has its own.
+    mkdir -p "$W/home/.aws"
+    printf '[default]\nregion = ca-central-1\n[profile other]\nregion = sa-east-1\n' \
+        > "$W/home/.aws/config"
+    printf '[default]\naws_access_key_id = test\naws_secret_access_key = test\n[other]\naws_access_key_id = test\naws_secret_access_key = test\n' \
+        > "$W/home/.aws/credentials"
+    capture env -u AWS_REGION "$DL" run "${C[@]}" "${show[@]}"
+    expect_eq "the default profile's region" ca-central-1 "$out"
+    capture env -u AWS_REGION "$DL" run "${C[@]}" --profile other "${show[@]}"
+    expect_eq "--profile's region" sa-east-1 "$out"
+    capture env -u AWS_REGION AWS_PROFILE=other "$DL" run "${C[@]}" "${show[@]}"
+    expect_eq "AWS_PROFILE's region" sa-east-1 "$out"
+    capture env -u AWS_REGION AWS_PROFILE=other "$DL" run "${C[@]}" --profile default "${show[@]}"
+    expect_eq "--profile over AWS_PROFILE" ca-central-1 "$out"
+    capture env -u AWS_REGION "$DL" run "${C[@]}" --profile other --region eu-north-1 "${show[@]}"
+    expect_eq "--region over the profile's" eu-north-1 "$out"
+    rm -f "$W/home/.aws/config" "$W/home/.aws/credentials"
 }
 
 t_run_not_acquired() {
@@ -1265,13 +1299,19 @@ t_run_verbose_wait() {
 
 passed=0
 failed=0
-tests=(t_usage_and_help t_run_environment_and_statuses t_run_not_acquired
+tests=(t_usage_and_help t_run_environment_and_statuses t_region_and_profile t_run_not_acquired
        t_run_mutual_exclusion t_run_takeover_after_sigkill t_run_signal_forwarding
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
        t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_watch_and_values t_list_index t_table
        t_signal_during_hung_request
        t_run_wait_hung t_conflict_exit_code t_messages t_run_verbose_wait)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
+if [ -n "$shard" ]; then
+    k=${shard%/*} n=${shard#*/}
+    part=()
+    for i in "${!tests[@]}"; do [ $((i % n)) -eq $((k - 1)) ] && part+=("${tests[$i]}"); done
+    tests=("${part[@]}")
+fi
 for t in "${tests[@]}"; do
     failures=0
     "$t"

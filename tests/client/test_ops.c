@@ -216,6 +216,32 @@ START_TEST(put_and_delete_return_all_old)
 }
 END_TEST
 
+/* ddb_table_name is the table's own copy of the name it was opened with, and requests
+ * through the handle name that table whatever becomes of the caller's string. */
+START_TEST(table_name_is_the_handles_copy)
+{
+    ddb_error err;
+    char name[16];
+    snprintf(name, sizeof name, "%s", "Items");
+    ddb_table *t = ddb_table_open(client, name, "pk", "sk", &err);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_str_eq(ddb_table_name(t), "Items");
+    ck_assert_ptr_ne(ddb_table_name(t), name);
+    snprintf(name, sizeof name, "%s", "Other");
+    ck_assert_str_eq(ddb_table_name(t), "Items");
+    ck_assert_str_eq(ddb_table_name(items), "Items");
+    ddb_item *it = key2("named", "1");
+    ck_assert_int_eq(ddb_table_put_item(t, it, NULL, NULL, NULL, &err), 0);
+    ddb_result res = {0};
+    ck_assert_int_eq(ddb_table_get_item(items, it, &(ddb_get_options){.consistent_read = true},
+                                        &res, NULL, &err), 0);
+    ck_assert_ptr_nonnull(res.item);
+    ddb_result_cleanup(&res);
+    ddb_item_free(it);
+    ddb_table_close(t);
+}
+END_TEST
+
 START_TEST(service_errors)
 {
     ddb_error err;
@@ -275,6 +301,7 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, failed_condition_returns_old_item);
     tcase_add_test(tc, update_return_values);
     tcase_add_test(tc, put_and_delete_return_all_old);
+    tcase_add_test(tc, table_name_is_the_handles_copy);
     tcase_add_test(tc, service_errors);
     tcase_add_test(tc, raw_call);
     suite_add_tcase(s, tc);

@@ -332,6 +332,41 @@ START_TEST(test_watch_refusals)
 }
 END_TEST
 
+/* ddb_lock_name_check against coord.h's rule: 1 to 255 bytes of printable UTF-8 without
+ * spaces; each refusal is DDB_EINVAL with a message. */
+static void expect_name_refused(const char *name, const char *why)
+{
+    ddb_error err = {0};
+    ck_assert_msg(ddb_lock_name_check(name, &err) == DDB_EINVAL, "accepted: %s", why);
+    ck_assert_msg(err.code == DDB_EINVAL && err.message[0] != '\0', "no message: %s", why);
+}
+
+START_TEST(test_lock_name_check)
+{
+    ddb_error err = {0};
+    char name[300];
+    ck_assert_int_eq(ddb_lock_name_check("orders/2026-12-01#1", &err), 0);
+    ck_assert_int_eq(ddb_lock_name_check("Z\xc3\xbcrich-\xe2\x82\xac-\xf0\x9f\x94\x92", &err), 0);
+    memset(name, 'a', 255);
+    name[255] = '\0';
+    ck_assert_int_eq(ddb_lock_name_check(name, &err), 0);
+    name[255] = 'a';
+    name[256] = '\0';
+    expect_name_refused(name, "256 bytes");
+    expect_name_refused(NULL, "NULL");
+    expect_name_refused("", "empty");
+    expect_name_refused("two words", "a space");
+    expect_name_refused("tab\there", "a tab");
+    expect_name_refused("line\n", "a new line");
+    expect_name_refused("esc\x1b[2J", "ESC");
+    expect_name_refused("del\x7f", "DEL");
+    expect_name_refused("bad\xff", "a byte that is never UTF-8");
+    expect_name_refused("over\xc0\xaf", "an overlong encoding");
+    expect_name_refused("cut\xe2\x82", "a sequence cut short");
+    expect_name_refused("surrogate\xed\xa0\x80", "a surrogate");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("locktable");
@@ -349,6 +384,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_lease_accessors);
     tcase_add_test(tc, test_watch_refusals);
     suite_add_tcase(s, tc);
+    TCase *names = tcase_create("names");
+    tcase_add_test(names, test_lock_name_check);
+    suite_add_tcase(s, names);
     return s;
 }
 

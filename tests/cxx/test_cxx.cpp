@@ -196,6 +196,7 @@ void zero_init_options()
     ddb_lock_state state{};
     ddb_attr attr{};
     ddb_log_field field{};
+    ddb_log_stderr_options log_opts{};
     ddb_tx_marker marker{};
     fakedb_error ferr{};
     fakedb_stats stats{};
@@ -213,6 +214,7 @@ void zero_init_options()
     CHECK(clock_ops.now_fn == nullptr && err.code == DDB_OK && result.item == nullptr);
     CHECK(info.item_count == 0 && !state.exists && attr.type == DDB_ATTR_STR && field.key == nullptr);
     CHECK(marker.index == 0 && ferr.code == FAKEDB_OK && stats.requests == 0);
+    CHECK(log_opts.format == DDB_LOG_LOGFMT && log_opts.clock == nullptr);
     CHECK(all_zero(retry) && all_zero(client) && all_zero(get) && all_zero(write) && all_zero(query) &&
           all_zero(tx) && all_zero(create) && all_zero(locks) && all_zero(list) && all_zero(watch) && all_zero(server) &&
           all_zero(fdb) && all_zero(fault));

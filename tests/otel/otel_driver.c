@@ -223,10 +223,28 @@ static int queue(const char *endpoint)
     return 0;
 }
 
+/* ddb_otel_flush: what is queued leaves now, on the calling thread, with the clock never
+ * advanced; its result is the collector's answer (test_otel.py scripts it). */
+static int flush(const char *endpoint)
+{
+    ddb_clock *clock = ddb_fake_clock_new(1700000000000);
+    ddb_otel *o = new_exporter(endpoint, clock, 0, 1, 2000);
+    own_spans(o, 3);
+    ddb_error err = {0};
+    int rc = ddb_otel_flush(o, 5000, &err);
+    printf("{\"stage\":\"flush\",\"ok\":%s,\"service\":%s,\"http_status\":%d}\n",
+           rc == 0 ? "true" : "false", rc == DDB_ESERVICE ? "true" : "false",
+           rc ? err.http_status : 0);
+    print_stats("flushed", o);
+    ddb_otel_free(o);
+    ddb_clock_unref(clock);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: otel_driver lease ENDPOINT TRACEPARENT | retry ENDPOINT ATTEMPTS STEP_MS STEPS | hang ENDPOINT | queue ENDPOINT\n");
+        fprintf(stderr, "usage: otel_driver lease ENDPOINT TRACEPARENT | retry ENDPOINT ATTEMPTS STEP_MS STEPS | hang ENDPOINT | queue ENDPOINT | flush ENDPOINT\n");
         return 2;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -239,6 +257,8 @@ int main(int argc, char **argv)
         rc = hang(argv[2]);
     else if (strcmp(argv[1], "queue") == 0)
         rc = queue(argv[2]);
+    else if (strcmp(argv[1], "flush") == 0)
+        rc = flush(argv[2]);
     curl_global_cleanup();
     return rc;
 }

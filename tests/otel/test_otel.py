@@ -295,13 +295,31 @@ def t_queue(base):
     check(full["dropped"] == 15, "ddb_otel_dropped counts them")
 
 
+def t_flush(base):
+    # Accepted: the three spans leave at the call, the fake clock never advanced.
+    out = run("flush", base)
+    res, st = out[0], out[1]
+    check(res["ok"] and res["http_status"] == 0, "flush returns 0 when accepted (%s)" % res)
+    check(st["spans_exported"] == 3 and st["dropped"] == 0, "flush exported the 3 spans (%s)" % st)
+    sent = spans_of(get_log(base))
+    check(len(sent) == 3, "the receiver has the 3 spans without an advance (%d)" % len(sent))
+    # Refused: the call's error is DDB_ESERVICE with the collector's status.
+    control(base, "/reset", {})
+    control(base, "/control", {"script": [[400, None]] * 4})
+    out = run("flush", base)
+    res, st = out[0], out[1]
+    check(res["service"] and res["http_status"] == 400, "a refused flush is DDB_ESERVICE, HTTP 400 (%s)" % res)
+    check(st["spans_failed"] == 3 and st["dropped"] == 3, "the refused spans are dropped and counted (%s)" % st)
+
+
 def main():
     srv = receiver.start()
     base = "http://127.0.0.1:%d" % srv.server_address[1]
     tests = [("lease", lambda: t_lease(base)), ("retry_503", lambda: t_retry_503(base)),
              ("retry_codes", lambda: t_retry_codes(base)),
              ("fail_400", lambda: t_fail_400(base)), ("down", t_down),
-             ("hang", lambda: t_hang(base)), ("queue", lambda: t_queue(base))]
+             ("hang", lambda: t_hang(base)), ("queue", lambda: t_queue(base)),
+             ("flush", lambda: t_flush(base))]
     only = os.environ.get("OTEL_TEST_ONLY")
     for name, fn in tests:
         if only and name != only:

@@ -3,9 +3,12 @@
 #        with_server.sh ddblocal -- CMD...
 # Starts a server on a free loopback port, runs CMD with DYNALOCK_TEST_ENDPOINT set to
 # it, stops the server, and exits with CMD's status. Exits 77 (skipped) when the server
-# cannot be had here: DynamoDB Local needs java and scripts/peers.sh's .peers/.
+# cannot be had here (DynamoDB Local needs java and scripts/peers.sh's .peers/), or 1
+# where DYNALOCK_REQUIRE_PEERS=1 (tests/peers/missing.sh). Under ctest (the `ddblocal`
+# fixture sets DYNALOCK_DDBLOCAL_DIR) `ddblocal` is the run's one DynamoDB Local.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/peers/missing.sh"
 kind=$1; shift
 bin=""
 if [ "$kind" = fakedb ]; then bin=$1; shift; fi
@@ -27,10 +30,17 @@ case "$kind" in
     port=$(cat "$tmp/port")
     ;;
   ddblocal)
+    # Under ctest, the fixture's shared DynamoDB Local (tests/peers/ddblocal.sh).
+    if [ -n "${DYNALOCK_DDBLOCAL_DIR:-}" ]; then
+      if [ ! -s "$DYNALOCK_DDBLOCAL_DIR/port" ]; then
+        missing_peer "with_server: DynamoDB Local is not available here (java and .peers/ are needed)"
+      fi
+      export DYNALOCK_TEST_ENDPOINT="http://127.0.0.1:$(cat "$DYNALOCK_DDBLOCAL_DIR/port")"
+      exec "$@"
+    fi
     emu=$root/.peers/node_modules/amplify-dynamodb-simulator/emulator
     if ! command -v java >/dev/null 2>&1 || [ ! -f "$emu/DynamoDBLocal.jar" ]; then
-      echo "with_server: DynamoDB Local is not available here (java and .peers/ are needed); skipped"
-      exit 77
+      missing_peer "with_server: DynamoDB Local is not available here (java and .peers/ are needed)"
     fi
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     java -Djava.library.path="$emu/DynamoDBLocal_lib" -jar "$emu/DynamoDBLocal.jar" -inMemory \

@@ -312,12 +312,26 @@ START_TEST(child_freed_before_parent_set)
 }
 END_TEST
 
-/* Children created and freed on other threads while the parent is set. */
+/* Children created and freed on other threads while the parent is set. A child linked
+ * to a parent already set is set from its creation; the counts say what each thread saw
+ * (asserted on the test's thread, after the join). */
+typedef struct churn {
+    ddb_cancel *parent;
+    atomic_int after_set;   /* children created once the parent was set */
+    atomic_int unset_after; /* ... of which were not set: must stay 0 */
+} churn;
+
 static void *churn_children(void *arg)
 {
-    ddb_cancel *parent = arg;
+    churn *c = arg;
     for (int i = 0; i < 300; i++) {
-        ddb_cancel *child = ddb_cancel_new_linked(parent);
+        bool parent_set = ddb_cancel_is_set(c->parent);
+        ddb_cancel *child = ddb_cancel_new_linked(c->parent);
+        if (parent_set) {
+            atomic_fetch_add(&c->after_set, 1);
+            if (!ddb_cancel_is_set(child))
+                atomic_fetch_add(&c->unset_after, 1);
+        }
         ddb_cancel_unref(child);
     }
     return NULL;
@@ -326,14 +340,19 @@ static void *churn_children(void *arg)
 START_TEST(link_unlink_races_with_set)
 {
     for (int round = 0; round < 5; round++) {
-        ddb_cancel *parent = ddb_cancel_new();
+        churn c = {.parent = ddb_cancel_new()};
         pthread_t th[3];
         for (int i = 0; i < 3; i++)
-            pthread_create(&th[i], NULL, churn_children, parent);
-        ddb_cancel_set(parent);
+            pthread_create(&th[i], NULL, churn_children, &c);
+        ddb_cancel_set(c.parent);
         for (int i = 0; i < 3; i++)
             pthread_join(th[i], NULL);
-        ddb_cancel_unref(parent);
+        ck_assert_int_eq(atomic_load(&c.unset_after), 0);
+        /* and a child linked now, after every thread is done, is set too */
+        ddb_cancel *late = ddb_cancel_new_linked(c.parent);
+        ck_assert(ddb_cancel_is_set(late));
+        ddb_cancel_unref(late);
+        ddb_cancel_unref(c.parent);
     }
 }
 END_TEST

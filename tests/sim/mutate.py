@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
 """Deliberate bugs in the lock layer, each of which the simulator must catch within its
-fast profile. For each mutation: copy the source tree, make the one change, build the
-simulator, run it until the first violation; a mutation that survives the profile fails
-this check.
+fast profile. For each mutation: the changed source files are compiled again with the
+commands of an existing build (its compile_commands.json) and linked into a copy of its
+simulator in front of its static libraries, so nothing else is rebuilt; the simulator
+runs until the first violation; a mutation that survives the profile fails this check.
+A mutation changes .c files only (a header would need its includers rebuilt). To add
+one, append (name, [(file, the text as it is, the text of the bug), ...]) to MUTATIONS.
 
-    tests/sim/mutate.py [--seeds N] [--steps K] [--keep]     (run from anywhere)
+    tests/sim/mutate.py [--build DIR] [--seeds N] [--steps K] [--keep]   (run from anywhere)
+
+DIR is a build folder of this tree made with CMake's Makefile generator (default build/,
+as scripts/test.sh makes it); the target sim is built there first when it is not.
 """
 import argparse
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -61,62 +69,104 @@ def run(cmd, **kw):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 
+def compile_commands(build):
+    """source path -> (directory, argv) from the build's compile_commands.json."""
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        entries = json.load(f)
+    return {os.path.realpath(e["file"]): (e["directory"], shlex.split(e["command"]))
+            for e in entries}
+
+
+def build_mutant(build, commands, scratch, n, mutated):
+    """Compiles the mutated files (path relative to ROOT -> text) and links a simulator
+    with them in front of the build's libraries. Returns (path, None) or (None, log)."""
+    objects = []
+    for i, (path, text) in enumerate(sorted(mutated.items())):
+        original = os.path.realpath(os.path.join(ROOT, path))
+        if original not in commands:
+            return None, f"{path} is not compiled by {build} (compile_commands.json)"
+        src = os.path.join(scratch, f"m{n}_{i}_" + os.path.basename(path))
+        with open(src, "w") as f:
+            f.write(text)
+        directory, argv = commands[original]
+        obj = os.path.join(scratch, f"m{n}_{i}.o")
+        argv = [src if os.path.realpath(a) == original else a for a in argv]
+        argv[argv.index("-o") + 1] = obj
+        c = run(argv, cwd=directory)
+        if c.returncode != 0:
+            return None, c.stdout
+        objects.append(obj)
+    simdir = os.path.join(build, "tests", "sim")
+    with open(os.path.join(simdir, "CMakeFiles", "sim.dir", "link.txt")) as f:
+        argv = shlex.split(f.read())
+    main_obj = next(a for a in argv if a.endswith("sim.c.o"))
+    at = argv.index(main_obj) + 1
+    argv[at:at] = objects
+    exe = os.path.join(scratch, f"sim{n}")
+    argv[argv.index("-o") + 1] = exe
+    c = run(argv, cwd=simdir)
+    return (exe, None) if c.returncode == 0 else (None, c.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="a build folder of this tree (default build/)")
     ap.add_argument("--seeds", type=int, default=2000)
     ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--keep", action="store_true", help="keep the scratch tree")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = ap.parse_args()
 
-    scratch = tempfile.mkdtemp(prefix="dynalock-mutate-")
-    src, build = os.path.join(scratch, "src"), os.path.join(scratch, "build")
-    files = run(["git", "-C", ROOT, "ls-files", "-z"]).stdout.split("\0")
-    for f in filter(None, files):
-        dst = os.path.join(src, f)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if os.path.isfile(os.path.join(ROOT, f)):
-            shutil.copy2(os.path.join(ROOT, f), dst)
-    r = run(["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-             "-DDYNALOCK_BUILD_BENCH=OFF"])
-    if r.returncode != 0:
-        print(r.stdout)
+    build = os.path.abspath(args.build)
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        r = run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+        if r.returncode != 0:
+            print(r.stdout)
+            return 2
+    b = run(["cmake", "--build", build, "--target", "sim", "-j", str(os.cpu_count() or 2)])
+    if b.returncode != 0 or not os.path.exists(os.path.join(build, "tests", "sim", "CMakeFiles",
+                                                            "sim.dir", "link.txt")):
+        print(f"mutate: cannot build the simulator in {build} (a Makefile build is needed)\n"
+              f"{b.stdout[-2000:]}")
         return 2
-    jobs = str(os.cpu_count() or 2)
+    commands = compile_commands(build)
+    scratch = tempfile.mkdtemp(prefix="dynalock-mutate-")
     survivors = 0
-    for name, edits in MUTATIONS:
-        originals = {}
-        ok = True
+    for n, (name, edits) in enumerate(MUTATIONS):
+        mutated = {}
+        problem = None
         for path, before, after in edits:
-            target = os.path.join(src, path)
-            text = originals.setdefault(target, open(target).read())
-            current = open(target).read()
-            if current.count(before) != 1:
-                print(f"mutation '{name}': the text to change is not in {path} exactly once")
-                ok = False
+            if not path.endswith(".c"):
+                problem = f"{path} is not a .c file"
                 break
-            open(target, "w").write(current.replace(before, after))
-        if not ok:
+            if path not in mutated:
+                with open(os.path.join(ROOT, path)) as f:
+                    mutated[path] = f.read()
+            if mutated[path].count(before) != 1:
+                problem = f"the text to change is not in {path} exactly once"
+                break
+            mutated[path] = mutated[path].replace(before, after)
+        t0 = time.time()
+        exe = None
+        if not problem:
+            exe, log = build_mutant(build, commands, scratch, n, mutated)
+            if not exe:
+                problem = f"does not build\n{log[-2000:]}"
+        if problem:
+            print(f"mutation '{name}': {problem}")
             survivors += 1
-        else:
-            t0 = time.time()
-            b = run(["cmake", "--build", build, "--target", "sim", "-j", jobs])
-            if b.returncode != 0:
-                print(f"mutation '{name}': does not build\n{b.stdout[-2000:]}")
-                survivors += 1
-            else:
-                s = run([os.path.join(build, "tests", "sim", "sim"), "--seeds", str(args.seeds),
-                         "--steps", str(args.steps), "--quiet", "--stop-on-failure"])
-                caught = s.returncode == 1 and "FAIL seed" in s.stdout
-                first = next((l for l in s.stdout.splitlines() if l.startswith("FAIL")), "")
-                print(f"{'caught ' if caught else 'MISSED '} {name}: "
-                      f"{first or s.stdout.strip()[-200:]} ({time.time() - t0:.0f} s)", flush=True)
-                if not caught:
-                    survivors += 1
-        for target, text in originals.items():
-            open(target, "w").write(text)
+            continue
+        s = run([exe, "--seeds", str(args.seeds), "--steps", str(args.steps), "--quiet",
+                 "--stop-on-failure"])
+        caught = s.returncode == 1 and "FAIL seed" in s.stdout
+        first = next((l for l in s.stdout.splitlines() if l.startswith("FAIL")), "")
+        print(f"{'caught ' if caught else 'MISSED '} {name}: "
+              f"{first or s.stdout.strip()[-200:]} ({time.time() - t0:.0f} s)", flush=True)
+        if not caught:
+            survivors += 1
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{len(MUTATIONS) - survivors} passed, {survivors} failed")
+    print(f"mutations: {len(MUTATIONS) - survivors} passed, {survivors} failed")
     return 1 if survivors else 0
 
 

@@ -1,6 +1,7 @@
 /* dl_check.h: the main of every check suite: runs it (in the process when CK_FORK=no,
  * as ctest sets) and exits with EXIT_FAILURE when any test failed, DL_CHECK_SKIP (77,
- * ctest's SKIP_RETURN_CODE) when none failed but some skipped, else EXIT_SUCCESS. */
+ * ctest's SKIP_RETURN_CODE) when none failed and every one skipped, else EXIT_SUCCESS
+ * after printing how many passed and how many skipped. */
 #ifndef DL_CHECK_H
 #define DL_CHECK_H
 

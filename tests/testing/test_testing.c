@@ -456,6 +456,41 @@ START_TEST(refusal_by_acquire_poll_then_takeover_of_crashed_holder)
 }
 END_TEST
 
+/* ---- ddb_lock_state_equal: each compared field, on its own, makes two states differ */
+START_TEST(lock_state_equal_compares_each_field)
+{
+    ddb_lock_state base = {.exists = true, .is_held = true, .lease_ms = LEASE_MS,
+                           .fencing_token = 7};
+    snprintf(base.holder_label, sizeof base.holder_label, "this-pod");
+    ddb_lock_state same = base;
+    ck_assert(ddb_lock_state_equal(&base, &same));
+    ddb_lock_state d = base;
+    d.exists = false;
+    ck_assert(!ddb_lock_state_equal(&base, &d));
+    d = base;
+    d.is_held = false;
+    ck_assert(!ddb_lock_state_equal(&base, &d));
+    d = base;
+    d.lease_ms = LEASE_MS + 1;
+    ck_assert(!ddb_lock_state_equal(&base, &d));
+    d = base;
+    d.fencing_token = 8;
+    ck_assert(!ddb_lock_state_equal(&base, &d));
+    d = base;
+    snprintf(d.holder_label, sizeof d.holder_label, "this-pod2");
+    ck_assert(!ddb_lock_state_equal(&base, &d));
+    /* what changes with each renewal is not compared */
+    d = base;
+    snprintf(d.record_version, sizeof d.record_version, "rv-2");
+    snprintf(d.owner, sizeof d.owner, "owner-2");
+    d.unchanged_ms = 5;
+    ck_assert(ddb_lock_state_equal(&base, &d));
+    ck_assert(ddb_lock_state_equal(NULL, NULL));
+    ck_assert(!ddb_lock_state_equal(&base, NULL));
+    ck_assert(!ddb_lock_state_equal(NULL, &base));
+}
+END_TEST
+
 static Suite *testing_suite(void)
 {
     Suite *s = suite_create("testing");
@@ -478,6 +513,9 @@ static Suite *testing_suite(void)
     tcase_add_test(tc, no_refusal_when_free_or_other_lock);
     tcase_add_test(tc, refusal_by_acquire_poll_then_takeover_of_crashed_holder);
     suite_add_tcase(s, tc);
+    TCase *values = tcase_create("values");
+    tcase_add_test(values, lock_state_equal_compares_each_field);
+    suite_add_tcase(s, values);
     return s;
 }
 

@@ -75,6 +75,10 @@ DDB_API int ddb_lock_simulate_delete(ddb_lock_table *locks, const char *name, dd
  * Thread: any, as ddb_lock_state_equal. */
 DDB_API int ddb_lock_get_state(ddb_lock_table *locks, const char *name, ddb_lock_state *out,
                                ddb_error *err);
+/* true when a and b agree on what a test states of a lock: exists, is_held,
+ * holder_label, lease_ms and fencing_token (not the owner id, record version, value or
+ * unchanged_ms, which change with every holder and renewal). Two NULLs are equal, NULL
+ * and a state are not. Thread: any. */
 DDB_API bool ddb_lock_state_equal(const ddb_lock_state *a, const ddb_lock_state *b);
 
 /* Waits for the next time a try of this lock table finds the lock `name` held and is
