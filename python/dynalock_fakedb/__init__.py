@@ -55,11 +55,14 @@ class FakeDB:
     """One fakedb process. start() launches it on a free port (--port 0 --port-file) and
     returns once it serves; stop() ends it (SIGTERM, then SIGKILL after `stop_timeout`).
     Usable as a context manager. By default the clock is fake (`--clock fake`: it starts
-    at the current time and moves only through advance_clock/set_clock)."""
+    at the current time and moves only through advance_clock/set_clock). With
+    `credentials`, fakedb verifies every request's signature against access_key and
+    secret_key, and its admin endpoints answer only requests that carry them."""
 
     def __init__(self, binary=None, args=(), host="127.0.0.1", clock="fake",
                  start_timeout=30.0, stop_timeout=10.0, region=DEFAULT_REGION,
-                 access_key=DEFAULT_ACCESS_KEY, secret_key=DEFAULT_SECRET_KEY):
+                 access_key=DEFAULT_ACCESS_KEY, secret_key=DEFAULT_SECRET_KEY,
+                 credentials=False):
         self.binary = find_binary(binary)
         self.args = list(args)
         self.host = host
@@ -69,6 +72,7 @@ class FakeDB:
         self.region = region
         self.access_key = access_key
         self.secret_key = secret_key
+        self.credentials = credentials
         self.port = None
         self.endpoint = None
         self.process = None
@@ -84,6 +88,8 @@ class FakeDB:
         cmd = [self.binary, "--host", self.host, "--port", "0", "--port-file", port_file]
         if self.clock:
             cmd += ["--clock", self.clock]
+        if self.credentials:
+            cmd += ["--credentials", "%s:%s" % (self.access_key, self.secret_key)]
         cmd += self.args
         log = open(os.path.join(self._dir, "stderr.log"), "wb")
         try:
@@ -200,8 +206,11 @@ class FakeDB:
 
     def _auth_headers(self, method, path, body):
         """Headers that authorise an admin request. Every admin call goes through
-        _request(), so this is the one place to sign them; fakedb without --credentials
-        asks for none."""
+        _request(), so this is the one place: with `credentials`, fakedb runs with
+        --credentials and its /fake/ endpoints take the secret key as a bearer token
+        (docs/fakedb.md); without, it asks for none."""
+        if self.credentials:
+            return {"Authorization": "Bearer " + self.secret_key}
         return {}
 
     def _request(self, method, path, body=None, raw=False, timeout=60.0):

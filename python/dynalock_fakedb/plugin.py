@@ -21,6 +21,9 @@ def pytest_addoption(parser):
                     help="an extra argument for fakedb (repeatable), e.g. --fakedb-arg=--log")
     group.addoption("--fakedb-clock", default=None,
                     help="fakedb's --clock (default: fake, starting now)")
+    group.addoption("--fakedb-credentials", action="store_true", default=False,
+                    help="run fakedb with --credentials: requests are verified, and the "
+                         "fixtures' clients and admin calls carry the keys")
     parser.addini("fakedb_bin", "the fakedb program", default="")
     parser.addini("fakedb_args", "extra arguments for fakedb (shell words)", default="")
 
@@ -35,7 +38,8 @@ def fakedb_server(request):
     args += shlex.split(os.environ.get("FAKEDB_ARGS", ""))
     args += cfg.getoption("fakedb_arg")
     clock = cfg.getoption("fakedb_clock") or "fake"
-    server = FakeDB(binary=binary, args=args, clock=clock)
+    server = FakeDB(binary=binary, args=args, clock=clock,
+                    credentials=cfg.getoption("fakedb_credentials"))
     server.start()
     try:
         yield server

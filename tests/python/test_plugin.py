@@ -3,7 +3,10 @@ inner test sessions run through pytester in a subprocess exercise every fixture,
 the outer tests check what those sessions leave behind (no fakedb left running)."""
 import os
 import socket
+import urllib.error
+import urllib.request
 
+import botocore.exceptions
 import pytest
 
 from dynalock_fakedb import FakeDB, FakeDBError
@@ -227,3 +230,20 @@ def test_admin_errors_name_the_request():
             db.add_fault(kind="no-such-kind")
         with pytest.raises(FakeDBError, match="HTTP 404"):
             db._request("GET", "/fake/nothing")
+
+
+def test_credentials_guard_the_admin_api():
+    with FakeDB(credentials=True, access_key="AKIDPLUGIN", secret_key="plugin-secret") as db:
+        db.reset()
+        assert db.stats()["requests"] == 0
+        client = db.boto3_client()
+        assert client.list_tables()["TableNames"] == []
+        # Without the keys, /fake/ answers 403 and DynamoDB refuses the signature.
+        req = urllib.request.Request(db.endpoint + "/fake/stats")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=30)
+        assert e.value.code == 403
+        kwargs = dict(db.client_kwargs(), aws_secret_access_key="not-the-secret")
+        import boto3
+        with pytest.raises(botocore.exceptions.ClientError):
+            boto3.client("dynamodb", **kwargs).list_tables()
