@@ -140,6 +140,16 @@ out:
 
 /* The cached access token (malloc'd) for cache_key, checked against the clock; for an
  * sso_session, refreshed within 5 minutes of its expiry as the SDKs do. */
+bool ddb__sso_cache_parse(const char *text, json_object **o, const char **token,
+                          const char **expires, int64_t *expires_ms)
+{
+    *o = json_tokener_parse(text);
+    *token = jstr(*o, "accessToken");
+    *expires = jstr(*o, "expiresAt");
+    *expires_ms = *expires ? ddb__parse_iso8601_ms(*expires) : 0;
+    return *token && **token && *expires_ms != 0;
+}
+
 static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *profile,
                         const char *cache_key, bool can_refresh, const char *sso_region,
                         char **token)
@@ -158,13 +168,14 @@ static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *
         return ddb__fail(ctx->err, DDB_ECREDENTIALS,
                          "%s: no cached SSO token (%.200s: %s); run 'aws sso login'", what, path,
                          strerror(errno ? errno : EIO));
-    json_object *o = json_tokener_parse(text);
+    json_object *o = NULL;
+    const char *at = NULL, *exp = NULL;
+    int64_t exp_ms = 0;
+    bool whole = ddb__sso_cache_parse(text, &o, &at, &exp, &exp_ms);
     free_secret(text);
-    const char *at = jstr(o, "accessToken"), *exp = jstr(o, "expiresAt");
-    int64_t exp_ms = exp ? ddb__parse_iso8601_ms(exp) : 0;
     int64_t now = ddb_clock_wall_ms(ctx->clock);
     int rc = 0;
-    if (!at || !*at || exp_ms == 0) {
+    if (!whole) {
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS,
                        "%s: the cached SSO token %.200s is malformed (accessToken, expiresAt)",
                        what, path);

@@ -198,6 +198,12 @@ int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const ch
                             ddb__credentials *out);
 int ddb__sso_role_credentials(const ddb__cred_ctx *ctx, const char *what, const char *body,
                               ddb__credentials *out);
+struct json_object;
+/* Reads an SSO token cache file's text: *o the parsed JSON (json_object_put it, whatever
+ * the result), *token its accessToken and *expires its expiresAt (borrowed from *o), and
+ * *expires_ms that time. true when both are there and the time parses. */
+bool ddb__sso_cache_parse(const char *text, struct json_object **o, const char **token,
+                          const char **expires, int64_t *expires_ms);
 /* One HTTP request of a provider. `metadata`: a link-local/loopback metadata endpoint
  * (short timeouts, never through a proxy); `resolve` a CURLOPT_RESOLVE entry pinning the
  * address checked, or NULL. Returns the status (0: no answer; why in transport_err). */
