@@ -11,6 +11,7 @@
 
 #include <fakedb/fakedb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 typedef struct fakedb__waiter fakedb__waiter;
 
@@ -92,7 +93,7 @@ struct fakedb {
     /* server: */
     pthread_mutex_t wait_lock;  /* suspended connections and the ticker */
     pthread_cond_t wait_cond;
-    int stop_answers;           /* connections resumed by fakedb_stop, not yet answered */
+    atomic_int busy;            /* requests in progress: fakedb_stop answers them first */
     fakedb__waiter *waiters;
     bool stopping;
     bool ticker_started;

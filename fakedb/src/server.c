@@ -34,7 +34,7 @@
 #define MAX_HEADERS 64
 
 enum { WAIT_NONE, WAIT_DELAY, WAIT_CLOCK, WAIT_REQUESTS };
-/* How long fakedb_stop waits for the answers of the long polls it ends. */
+/* How long fakedb_stop waits for the answers of the requests in progress. */
 #define STOP_ANSWERS_MAX_S 2
 
 /* How often the ticker looks for new requests while a console long poll waits: the
@@ -156,7 +156,6 @@ typedef struct conn_state {
     bool too_large;
     int waiting;            /* what the connection was suspended for */
     bool resumed;
-    bool stop_answer;       /* resumed by fakedb_stop: it waits for this answer */
     int64_t until_ms;
 } conn_state;
 
@@ -542,6 +541,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             *con_cls = cs;
         }
         cs->started = true;
+        atomic_fetch_add(&db->busy, 1);
         conn_mark(db, conn, true);
         const char *problem = framing_problem(conn);
         if (problem) {
@@ -685,12 +685,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (cs) {
         if (cs->started)
             conn_mark(cls, conn, false);
-        if (cs->stop_answer) {
+        if (cs->started) {
+            /* fakedb_stop waits for the requests in progress: tell it when the last ends. */
             fakedb *db = cls;
-            pthread_mutex_lock(&db->wait_lock);
-            db->stop_answers--;
-            pthread_cond_broadcast(&db->wait_cond);
-            pthread_mutex_unlock(&db->wait_lock);
+            if (atomic_fetch_sub(&db->busy, 1) == 1 && __atomic_load_n(&db->stopping, __ATOMIC_SEQ_CST)) {
+                pthread_mutex_lock(&db->wait_lock);
+                pthread_cond_broadcast(&db->wait_cond);
+                pthread_mutex_unlock(&db->wait_lock);
+            }
         }
         dl__buf_cleanup(&cs->body);
         free(cs->query);
@@ -917,22 +919,19 @@ void fakedb_stop(fakedb *db)
     pthread_mutex_lock(&db->wait_lock);
     db->stopping = true;
     fakedb__waiter *all = take_due(db, true, NULL);
-    for (fakedb__waiter *w = all; w; w = w->next) {
-        w->cs->stop_answer = true;
-        db->stop_answers++;
-    }
     pthread_cond_broadcast(&db->wait_cond);
     pthread_mutex_unlock(&db->wait_lock);
     resume_list(all);
     pthread_join(db->ticker, NULL);
     db->ticker_started = false;
-    /* The long polls resumed above answer what there is: their answers are sent before
-     * the daemon stops and closes their connections (a bound in case a client has gone). */
+    /* The requests in progress (the long polls resumed above among them, answering what
+     * there is) are answered before the daemon stops and closes their connections; a
+     * bound in case a client has gone or keeps sending. */
     pthread_mutex_lock(&db->wait_lock);
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += STOP_ANSWERS_MAX_S;
-    while (db->stop_answers > 0 &&
+    while (atomic_load(&db->busy) > 0 &&
            pthread_cond_timedwait(&db->wait_cond, &db->wait_lock, &until) == 0)
         ;
     pthread_mutex_unlock(&db->wait_lock);
