@@ -241,34 +241,36 @@ static int code_for_curl(CURLcode cc)
 
 /* ------------------------------------------------------------ a request's body */
 
-/* A POST body that curl reads through a callback and cannot rewind. libcurl silently sends
- * a request again when a reused connection closes before any answer, rewinding a body
- * given with CURLOPT_POSTFIELDS; a DynamoDB write may then be applied twice without anyone
- * knowing that its first answer was lost. A body it cannot rewind makes that a failure
- * (CURLE_SEND_FAIL_REWIND) that the client sees and counts as a request that was sent. */
+/* A POST body that libcurl sends once. libcurl silently sends a request again when a
+ * reused connection closes before any answer; a DynamoDB write may then be applied twice
+ * without anyone knowing that its first answer was lost, and the second answer (a failed
+ * condition, say) is taken for the call's. Its pre-request callback runs before each
+ * sending of the request on a connection: the second time, it aborts the transfer
+ * (CURLE_ABORTED_BY_CALLBACK), a failure that the client sees and counts as a request
+ * that was sent. The body stays in CURLOPT_POSTFIELDS, which curl sends with the
+ * headers in one write. */
 typedef struct body_src {
-    const char *p;
-    size_t len, off;
+    int sends;   /* the request's sendings so far in this transfer */
 } body_src;
 
-static size_t on_read(char *buf, size_t size, size_t n, void *arg)
+static int on_prereq(void *arg, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+                     int conn_local_port)
 {
+    (void)conn_primary_ip;
+    (void)conn_local_ip;
+    (void)conn_primary_port;
+    (void)conn_local_port;
     body_src *b = arg;
-    size_t room = size * n, left = b->len - b->off;
-    if (room > left)
-        room = left;
-    memcpy(buf, b->p + b->off, room);
-    b->off += room;
-    return room;
+    return ++b->sends > 1 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
 static void set_body(CURL *e, body_src *b, const char *body, size_t len)
 {
-    *b = (body_src){ .p = body, .len = len };
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(e, CURLOPT_READDATA, b);
+    *b = (body_src){ 0 };
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, b);
 }
 
 /* ---------------------------------------------------------- one blocking transfer */
@@ -340,7 +342,7 @@ static int transfer_failed(const char *errbuf, int rc, CURLcode cc, const sink *
     if (k->too_long)
         return ddb__fail(err, DDB_EPROTOCOL,
                          "the answer's %s header is longer than the client keeps", k->too_long);
-    if (cc == CURLE_SEND_FAIL_REWIND)
+    if (cc == CURLE_ABORTED_BY_CALLBACK) /* on_prereq: the only callback that aborts */
         return ddb__fail(err, DDB_ENETWORK, "the connection closed after the request was "
                          "sent, without an answer");
     if (cc != CURLE_OK) {
