@@ -653,17 +653,7 @@ static json_object *body_object(fakedb__http_req *rq)
 {
     if (!rq->body || !rq->body_len)
         return NULL;
-    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
-    if (!tok)
-        return NULL;
-    json_object *o = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
-    bool ok = json_tokener_get_error(tok) == json_tokener_success;
-    json_tokener_free(tok);
-    if (!ok || !o || !json_object_is_type(o, json_type_object)) {
-        json_object_put(o);
-        return NULL;
-    }
-    return o;
+    return fakedb__json_object_from(rq->body, rq->body_len);
 }
 
 static void api_change(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, const char *api)

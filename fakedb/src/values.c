@@ -68,6 +68,21 @@ json_object *fakedb__json_from_text(const char *text)
     return o;
 }
 
+json_object *fakedb__json_object_from(const char *text, size_t len)
+{
+    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok)
+        return NULL;
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    bool ok = json_tokener_get_error(tok) == json_tokener_success;
+    json_tokener_free(tok);
+    if (!ok || !o || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_object *fakedb__json_copy(json_object *o)
 {
     json_object *c = NULL;

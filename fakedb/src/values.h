@@ -126,6 +126,9 @@ const char *fakedb__json_str(json_object *o, const char *key);
 /* Parses stored JSON (an item, a table spec) with the request's depth limit: json-c's
  * default of 32 is less than the JSON depth of an item nested 32 levels. */
 json_object *fakedb__json_from_text(const char *text);
+/* `len` bytes of text as a JSON object (at most FDB_JSON_DEPTH deep), or NULL when they are
+ * not one. Caller puts it. */
+json_object *fakedb__json_object_from(const char *text, size_t len);
 int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fakedb__error *r);
 json_object *fakedb__json_copy(json_object *o);
 /* Copies src into dst (n bytes), truncating. */
