@@ -1,6 +1,8 @@
 /* fdbt.c: the fakedb test helpers (see fdbt.h). */
 #include "fdbt.h"
 
+#include "dl_check.h"
+
 #include <check.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -110,7 +112,8 @@ fdbt_resp fdbt_raw(const char *method, const char *path, const char *target,
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    /* 30 s, stretched under valgrind and the sanitizers (DYNALOCK_TEST_TIME_SCALE) */
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)dl_check_bound_ms(30000));
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     r.curl_code = (int)curl_easy_perform(c);
     if (r.curl_code == CURLE_OK)
