@@ -713,7 +713,7 @@ static void server_free(fakedb *db)
 {
     if (db->ticker_started) {
         pthread_mutex_lock(&db->wait_lock);
-        db->stopping = true;
+        __atomic_store_n(&db->stopping, true, __ATOMIC_SEQ_CST);
         pthread_cond_broadcast(&db->wait_cond);
         pthread_mutex_unlock(&db->wait_lock);
         pthread_join(db->ticker, NULL);
@@ -917,7 +917,7 @@ void fakedb_stop(fakedb *db)
     if (!db)
         return;
     pthread_mutex_lock(&db->wait_lock);
-    db->stopping = true;
+    __atomic_store_n(&db->stopping, true, __ATOMIC_SEQ_CST); /* on_completed reads it unlocked */
     fakedb__waiter *all = take_due(db, true, NULL);
     pthread_cond_broadcast(&db->wait_cond);
     pthread_mutex_unlock(&db->wait_lock);
