@@ -249,9 +249,9 @@ static int code_for_curl(CURLcode cc)
  * (CURLE_ABORTED_BY_CALLBACK), a failure that the client sees and counts as a request
  * that was sent. The body stays in CURLOPT_POSTFIELDS, which curl sends with the
  * headers in one write. */
-typedef struct body_src {
+typedef struct resend_guard {
     int sends;   /* the request's sendings so far in this transfer */
-} body_src;
+} resend_guard;
 
 static int on_prereq(void *arg, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
                      int conn_local_port)
@@ -260,13 +260,13 @@ static int on_prereq(void *arg, char *conn_primary_ip, char *conn_local_ip, int 
     (void)conn_local_ip;
     (void)conn_primary_port;
     (void)conn_local_port;
-    body_src *b = arg;
+    resend_guard *b = arg;
     return ++b->sends > 1 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
-static void set_body(CURL *e, body_src *b, const char *body, size_t len)
+static void set_body(CURL *e, resend_guard *b, const char *body, size_t len)
 {
-    *b = (body_src){ 0 };
+    *b = (resend_guard){ 0 };
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
@@ -700,8 +700,8 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
     CURL *e = s->easy;
     s->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, n_headers ? nodes : NULL);
-    body_src src;
-    set_body(e, &src, body, len);
+    resend_guard guard;
+    set_body(e, &guard, body, len);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
 
@@ -740,7 +740,7 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
 struct ddb__http_xfer {
     ddb__http_async *owner;
     CURL *easy;
-    body_src src;
+    resend_guard guard;
     struct curl_slist *headers;
     sink k;
     char request_id[DDB_REQUEST_ID_MAX];
@@ -878,7 +878,7 @@ int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t
     x->done = done;
     x->arg = arg;
     curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
-    set_body(x->easy, &x->src, body, len);
+    set_body(x->easy, &x->guard, body, len);
     if (a->running < a->limit) {
         if (xfer_run(a, x) != 0) {
             xfer_give(a, x);
