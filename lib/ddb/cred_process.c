@@ -81,11 +81,11 @@ int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const ch
     if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int(v) != 1) {
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: the command's output has no \"Version\": "
                                                    "1 (the only version known)", what);
-    } else if (!a || !s || !json_object_is_type(a, json_type_string) ||
-               !json_object_is_type(s, json_type_string) || !json_object_get_string_len(a) ||
-               !json_object_get_string_len(s) || (t && !json_object_is_type(t, json_type_string))) {
+    } else if (!ddb__json_text(a) || !ddb__json_text(s) || !*ddb__json_text(a) ||
+               !*ddb__json_text(s) || (t && !ddb__json_text(t))) {
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: the command's output lacks AccessKeyId or "
-                                                   "SecretAccessKey", what);
+                                                   "SecretAccessKey, or one of the keys holds a "
+                                                   "NUL", what);
     } else {
         int64_t exp = 0;
         if (e) {
@@ -95,8 +95,8 @@ int ddb__cred_process_parse(const ddb__cred_ctx *ctx, const char *what, const ch
                 rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "%s: the command's Expiration is not "
                                                            "an ISO 8601 time", what);
         }
-        if (rc == 0 && !ddb__creds_set(out, json_object_get_string(a), json_object_get_string(s),
-                                       t ? json_object_get_string(t) : NULL, exp))
+        if (rc == 0 && !ddb__creds_set(out, ddb__json_text(a), ddb__json_text(s),
+                                       ddb__json_text(t), exp))
             rc = ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
     }
     json_object_put(o);

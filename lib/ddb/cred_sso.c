@@ -41,9 +41,9 @@ static void free_secret(char *s)
 static const char *jstr(json_object *o, const char *key)
 {
     json_object *v;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+    if (!o || !json_object_object_get_ex(o, key, &v))
         return NULL;
-    return json_object_get_string(v);
+    return ddb__json_text(v);
 }
 
 /* Writes o to path through a temporary file and a rename, mode 0600. The temporary file

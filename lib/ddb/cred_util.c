@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <expat.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,14 @@ bool ddb__header_value_ok(const char *s)
         if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
             return false;
     return true;
+}
+
+const char *ddb__json_text(json_object *v)
+{
+    if (!v || !json_object_is_type(v, json_type_string))
+        return NULL;
+    const char *s = json_object_get_string(v);
+    return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
 }
 
 int ddb__creds_check(ddb__credentials *c, const char *source, ddb_error *err)

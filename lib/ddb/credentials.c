@@ -234,18 +234,18 @@ bool ddb__parse_cred_json(const char *body, ddb__credentials *out)
     json_object_object_get_ex(o, "Token", &t);
     json_object_object_get_ex(o, "Expiration", &e);
     json_object_object_get_ex(o, "Code", &code);
-    bool ok = a && s && json_object_is_type(a, json_type_string) &&
-              json_object_is_type(s, json_type_string) && json_object_get_string_len(a) > 0 &&
-              json_object_get_string_len(s) > 0;
+    const char *akid = ddb__json_text(a), *secret = ddb__json_text(s);
+    bool ok = akid && secret && *akid && *secret;
     if (code && json_object_is_type(code, json_type_string) &&
         strcmp(json_object_get_string(code), "Success") != 0)
         ok = false;
+    if (ok && t && json_object_is_type(t, json_type_string) && !ddb__json_text(t))
+        ok = false; /* a token with a NUL in it is no token */
     if (ok) {
-        const char *tok = t && json_object_is_type(t, json_type_string)
-                              ? json_object_get_string(t) : NULL;
+        const char *tok = ddb__json_text(t);
         int64_t exp = e && json_object_is_type(e, json_type_string)
                           ? ddb__parse_iso8601_ms(json_object_get_string(e)) : 0;
-        ok = ddb__creds_set(out, json_object_get_string(a), json_object_get_string(s), tok, exp);
+        ok = ddb__creds_set(out, akid, secret, tok, exp);
     }
     json_object_put(o);
     return ok;

@@ -186,6 +186,10 @@ bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
 /* Whether s may be an HTTP header value: no control character but the tab (no CR, no
  * LF, no NUL), as RFC 9110 says. */
 bool ddb__header_value_ok(const char *s);
+struct json_object;
+/* The text of a JSON string value, or NULL when v is not a string or holds a NUL
+ * ("\u0000"), which C would silently cut the value at: a key "A\u0000B" is not "A". */
+const char *ddb__json_text(struct json_object *v);
 /* 0 when the access key id and session token of c can be sent as header values; else
  * c is cleared and the error (DDB_ECREDENTIALS) names `source` and the field, never
  * the value. */

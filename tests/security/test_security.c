@@ -224,6 +224,33 @@ START_TEST(injection_from_credential_process)
 }
 END_TEST
 
+/* A "\u0000" in a key would cut it short in C: "\u0000B" read as the empty key. Every
+ * provider's parser refuses such a value instead of taking a part of it. */
+START_TEST(credentials_holding_a_nul_are_refused)
+{
+    ddb__credentials c = { 0 };
+    ck_assert(!ddb__parse_cred_json("{\"AccessKeyId\":\"\\u0000B\",\"SecretAccessKey\":\"s\"}", &c));
+    ck_assert(!ddb__parse_cred_json("{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\\u0000\"}", &c));
+    ck_assert(!ddb__parse_cred_json("{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\","
+                                    "\"Token\":\"t\\u0000x\"}", &c));
+    ck_assert(ddb__parse_cred_json("{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\"}", &c));
+    ck_assert_str_eq(c.access_key_id, "A");
+    ddb__credentials_cleanup(&c);
+
+    ddb_error err;
+    ddb_error_clear(&err);
+    ddb__cred_ctx ctx = { .err = &err };
+    ck_assert_int_eq(ddb__sso_role_credentials(&ctx, "sso",
+                         "{\"roleCredentials\":{\"accessKeyId\":\"\\u0000A\",\"secretAccessKey\":"
+                         "\"s\",\"sessionToken\":\"t\",\"expiration\":4102444800000}}", &c),
+                     DDB_ECREDENTIALS);
+    ck_assert_int_eq(ddb__cred_process_parse(&ctx, "p",
+                         "{\"Version\":1,\"AccessKeyId\":\"A\\u0000\",\"SecretAccessKey\":\"s\"}",
+                         &c),
+                     DDB_ECREDENTIALS);
+}
+END_TEST
+
 START_TEST(injection_from_the_container_endpoint)
 {
     wire_route(g_aws, "GET", "/creds", 200,
@@ -744,6 +771,7 @@ static Suite *security_suite(void)
     tcase_add_test(t, injection_from_sts_access_key_id);
     tcase_add_test(t, injection_from_credential_process);
     tcase_add_test(t, injection_from_the_container_endpoint);
+    tcase_add_test(t, credentials_holding_a_nul_are_refused);
     tcase_add_test(t, injection_from_sso);
     tcase_add_test(t, injection_from_a_source_profile);
     suite_add_tcase(s, t);
