@@ -169,9 +169,7 @@ int cli_exit_for(int rc);
 void cli_log(cli_conn *c, int level, const char *message, const ddb_log_field *fields,
              size_t n);
 
-/* proc.c: signals and the child process. */
-/* Notes the descriptors dynalock inherited, which CMD inherits in turn; call first. */
-void cli_fds_init(void);
+/* signals.c: the signals, below every other file of the command. */
 /* Installs the handlers: INT, TERM and HUP set cli_stop and are forwarded to a running
  * CMD; USR1, USR2 are only forwarded; CHLD wakes the wait loop; PIPE is ignored. */
 int cli_signals_init(void);
@@ -179,6 +177,20 @@ int cli_signals_init(void);
 ddb_cancel *cli_stop(void);
 /* The last stopping signal received, 0 if none. */
 int cli_stop_signal(void);
+/* The self-pipe's read end, readable when a signal arrived. */
+int cli_signals_fd(void);
+/* Reads every byte the handlers wrote; forwards the signals to the process group pgid
+ * when it is > 0. */
+void cli_signals_drain(pid_t pgid);
+/* In a forked child before exec: the default disposition for every signal the command
+ * installed a handler for. Async-signal-safe. */
+void cli_signals_default(void);
+/* A token set when cli_stop() is, or when ms of real time have passed (ms < 0: never).
+ * NULL when out of memory. Unref it. */
+ddb_cancel *cli_deadline(int64_t ms);
+/* proc.c: the child process. */
+/* Notes the descriptors dynalock inherited, which CMD inherits in turn; call first. */
+void cli_fds_init(void);
 
 typedef struct cli_child {
     pid_t pid;                 /* also CMD's process group */
@@ -264,9 +276,6 @@ bool cli_req_unanswered(int rc);
 /* "did not answer GetItem (waited 1.2s)" into buf, measured from r's start. */
 void cli_req_describe(const cli_req *r, char *buf, size_t size);
 
-/* A token set when cli_stop() is, or when ms of real time have passed (ms < 0: never).
- * NULL when out of memory. Unref it. */
-ddb_cancel *cli_deadline(int64_t ms);
 
 /* The subcommands. */
 int cli_cmd_run(cli_opts *o);

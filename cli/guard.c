@@ -235,13 +235,3 @@ int cli_req_fail(cli_req *r, int rc, const ddb_error *err)
     cli_error("%s: DynamoDB %s%s", r->what, said, unknown);
     return r->writes ? CLI_EXIT_UNKNOWN : CLI_EXIT_UNAVAILABLE;
 }
-
-ddb_cancel *cli_deadline(int64_t ms)
-{
-    ddb_cancel *t = ddb_cancel_new_linked(cli_stop());
-    if (t && ms >= 0 && ddb_cancel_after(t, ddb_clock_system(), ms) != 0) {
-        ddb_cancel_unref(t);
-        return NULL;
-    }
-    return t;
-}

@@ -1,12 +1,11 @@
-/* proc.c: the child that `run` and `leader` start, and the signals around it. CMD runs
- * in a process group of its own, so that a signal reaches everything it started; the
- * signal handlers only write to a self-pipe and set a cancel token, and the wait loop
- * polls that pipe, the lease's "ended" descriptor and a SIGTERM-to-SIGKILL deadline. */
+/* proc.c: the child that `run` and `leader` start. CMD runs in a process group of its
+ * own, so that a signal reaches everything it started; the wait loop polls the signals'
+ * self-pipe (signals.c), the lease's "ended" descriptor and a SIGTERM-to-SIGKILL
+ * deadline. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -16,18 +15,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-/* Signals that stop dynalock (and are forwarded), and those that are only forwarded. */
-static const int STOP_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
-static const int FORWARD_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-static int sig_pipe[2] = {-1, -1};
-static ddb_cancel *stop_token;
-/* Lock-free, so safe in a handler; read by the main thread and the watchdog. */
-static atomic_int stop_signal;
-/* The signals whose disposition dynalock changed, to be reset in CMD; 0 = none. */
-static int installed[N_OF(FORWARD_SIGNALS) + 2];
 
 /* Descriptors open when dynalock started pass on to CMD (as `3>file` does through
  * flock); those the libraries opened since (connections, event descriptors) do not. */
@@ -76,87 +63,11 @@ static void close_own_fds(int keep)
     close_span(lo, ~0U);
 }
 
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char b = (unsigned char)sig;
-    ssize_t w = write(sig_pipe[1], &b, 1); /* a full pipe already wakes the loop */
-    (void)w;
-    for (size_t i = 0; i < N_OF(STOP_SIGNALS); i++) {
-        if (sig == STOP_SIGNALS[i]) {
-            atomic_store_explicit(&stop_signal, sig, memory_order_relaxed);
-            ddb_cancel_set_from_signal(stop_token);
-        }
-    }
-    errno = saved;
-}
-
-/* Installs on_signal for sig, unless sig was ignored when dynalock started (as nohup
- * does for SIGHUP, and a shell for SIGINT in a background job): then it stays ignored,
- * for dynalock and for CMD. */
-static int install(int sig, size_t slot)
-{
-    struct sigaction old;
-    if (sigaction(sig, NULL, &old) != 0)
-        return -1;
-    if (old.sa_handler == SIG_IGN && sig != SIGCHLD)
-        return 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = sig == SIGPIPE ? SIG_IGN : on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    if (sigaction(sig, &sa, NULL) != 0)
-        return -1;
-    installed[slot] = sig;
-    return 0;
-}
-
-int cli_signals_init(void)
-{
-    stop_token = ddb_cancel_new();
-    if (!stop_token)
-        return -1;
-    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
-        return -1;
-    size_t slot = 0;
-    for (size_t i = 0; i < N_OF(FORWARD_SIGNALS); i++)
-        if (install(FORWARD_SIGNALS[i], slot++) != 0)
-            return -1;
-    if (install(SIGCHLD, slot++) != 0 || install(SIGPIPE, slot++) != 0)
-        return -1;
-    return 0;
-}
-
-ddb_cancel *cli_stop(void)
-{
-    return stop_token;
-}
-
-int cli_stop_signal(void)
-{
-    return atomic_load_explicit(&stop_signal, memory_order_relaxed);
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Reads every byte the handlers wrote; forwards the signals to pgid when it is > 0. */
-static void drain_signals(pid_t pgid)
-{
-    unsigned char buf[64];
-    ssize_t n;
-    while ((n = read(sig_pipe[0], buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            for (size_t k = 0; k < N_OF(FORWARD_SIGNALS); k++)
-                if (buf[i] == FORWARD_SIGNALS[k] && pgid > 0)
-                    kill(-pgid, buf[i]);
-        }
-    }
 }
 
 int cli_child_spawn(cli_child *ch, char **argv, char **envp)
@@ -167,7 +78,7 @@ int cli_child_spawn(cli_child *ch, char **argv, char **envp)
         cli_error("cannot start '%s': %s", argv[0], strerror(errno));
         return CLI_EXIT_OSERR;
     }
-    drain_signals(0);
+    cli_signals_drain(0);
     cli_guard_child(true);
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -185,13 +96,7 @@ int cli_child_spawn(cli_child *ch, char **argv, char **envp)
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(CLI_EXIT_LOST);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < N_OF(installed); i++)
-            if (installed[i])
-                sigaction(installed[i], &sa, NULL);
+        cli_signals_default();
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -223,7 +128,7 @@ int cli_child_spawn(cli_child *ch, char **argv, char **envp)
     }
     /* A stop that arrived before the group existed reaches CMD now. */
     int sig = cli_stop_signal();
-    if (ddb_cancel_is_set(stop_token) && sig)
+    if (ddb_cancel_is_set(cli_stop()) && sig)
         kill(-pid, sig);
     return 0;
 }
@@ -262,7 +167,7 @@ int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms)
             ch->killed = true;
             kill_at = -1;
         }
-        struct pollfd fds[2] = {{.fd = sig_pipe[0], .events = POLLIN},
+        struct pollfd fds[2] = {{.fd = cli_signals_fd(), .events = POLLIN},
                                 {.fd = ended_fd, .events = POLLIN}};
         int timeout = -1;
         if (kill_at >= 0)
@@ -274,7 +179,7 @@ int cli_child_wait(cli_child *ch, ddb_lease *lease, int64_t kill_after_ms)
             break;
         }
         if (n > 0 && fds[0].revents)
-            drain_signals(ch->pid);
+            cli_signals_drain(ch->pid);
     }
     cli_guard_child(false);
     return rc;
