@@ -30,14 +30,6 @@ static bool sha1_hex(const char *s, char out[41])
     return true;
 }
 
-static void free_secret(char *s)
-{
-    if (s) {
-        memset(s, 0, strlen(s));
-        free(s);
-    }
-}
-
 static const char *jstr(json_object *o, const char *key)
 {
     json_object *v;
@@ -132,7 +124,7 @@ static int refresh_token(const ddb__cred_ctx *ctx, const char *what, const char 
     json_object_put(a);
 out:
     json_object_put(req);
-    free_secret(body);
+    ddb__free_secret(body);
     free(url);
     free(base);
     return rc;
@@ -172,7 +164,7 @@ static int cached_token(const ddb__cred_ctx *ctx, const char *what, const char *
     const char *at = NULL, *exp = NULL;
     int64_t exp_ms = 0;
     bool whole = ddb__sso_cache_parse(text, &o, &at, &exp, &exp_ms);
-    free_secret(text);
+    ddb__free_secret(text);
     int64_t now = ddb_clock_wall_ms(ctx->clock);
     int rc = 0;
     if (!whole) {
@@ -315,9 +307,9 @@ int ddb__cred_sso(const ddb__cred_ctx *ctx, const char *profile, ddb__credential
 out:
     curl_free(ea);
     curl_free(er);
-    free_secret(token);
-    free_secret(hdr);
-    free_secret(body);
+    ddb__free_secret(token);
+    ddb__free_secret(hdr);
+    ddb__free_secret(body);
     free(url);
     free(base);
     return rc;

@@ -15,14 +15,6 @@
 
 #define MAX_TOKEN_BYTES (16 * 1024)
 
-static void free_secret(char *s)
-{
-    if (s) {
-        memset(s, 0, strlen(s));
-        free(s);
-    }
-}
-
 /* Reads an STS answer: credentials on 200, else the error's code and message. */
 static int read_answer(const ddb__cred_ctx *ctx, const char *what, const char *action,
                        long status, const char *body, const char *transport,
@@ -113,7 +105,7 @@ static int sts_call(const ddb__cred_ctx *ctx, const char *what, const char *acti
         char *body = NULL, terr[CURL_ERROR_SIZE];
         long status = ddb__cred_http(ctx, req, &body, terr, sizeof terr);
         if (attempt < ddb__retry_max_attempts(rs) && transient(ctx, status, body)) {
-            free_secret(body);
+            ddb__free_secret(body);
             int64_t delay_ms = ddb__retry_backoff_ms(rs, attempt);
             int64_t deadline = ddb_clock_mono_ns(ctx->clock) + delay_ms * 1000000;
             if (ddb__clock_wait_until(ctx->clock, deadline, ctx->cancel) == DDB_ECANCELED) {
@@ -123,7 +115,7 @@ static int sts_call(const ddb__cred_ctx *ctx, const char *what, const char *acti
             continue;
         }
         rc = read_answer(ctx, what, action, status, body, terr, out);
-        free_secret(body);
+        ddb__free_secret(body);
         break;
     }
     ddb__retry_state_free(rs);
@@ -159,7 +151,7 @@ int ddb__sts_web_identity(const ddb__cred_ctx *ctx, const char *what,
     for (const char *p = token; *p && good; p++)
         good = isgraph((unsigned char)*p);
     if (!good) {
-        free_secret(token);
+        ddb__free_secret(token);
         return ddb__fail(ctx->err, DDB_ECREDENTIALS,
                          "%s: the token file %.200s does not hold a token (empty, or not one "
                          "line of printable text)", what, token_file);
@@ -167,24 +159,24 @@ int ddb__sts_web_identity(const ddb__cred_ctx *ctx, const char *what,
     char *url = NULL;
     int rc = ddb__config_endpoint(ctx->cfg, a->profile, "STS", ctx->region, &url, ctx->err);
     if (rc != 0) {
-        free_secret(token);
+        ddb__free_secret(token);
         return rc;
     }
     char *form = NULL;
     if (!add_common(&form, "AssumeRoleWithWebIdentity", a) ||
         !ddb__form_add(&form, "WebIdentityToken", token)) {
-        free_secret(token);
-        free_secret(form);
+        ddb__free_secret(token);
+        ddb__free_secret(form);
         free(url);
         return ddb__fail(ctx->err, DDB_ENOMEM, "out of memory");
     }
-    free_secret(token);
+    ddb__free_secret(token);
     const char *hdrs[] = { "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
                            "Accept: text/xml", "Expect:" };
     ddb__cred_http_req req = { .method = "POST", .url = url, .headers = hdrs, .n_headers = 3,
                                .body = form };
     rc = sts_call(ctx, what, "AssumeRoleWithWebIdentity", &req, out);
-    free_secret(form);
+    ddb__free_secret(form);
     free(url);
     return rc;
 }

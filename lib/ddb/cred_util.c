@@ -29,6 +29,24 @@
 #define CRED_HTTP_CONNECT_TIMEOUT_MS 3000
 #define CRED_HTTP_TIMEOUT_MS 10000
 
+void ddb__free_secret(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s)); /* a memset before free may be optimised away */
+        free(s);
+    }
+}
+
+void ddb__credentials_cleanup(ddb__credentials *c)
+{
+    if (!c)
+        return;
+    free(c->access_key_id);
+    ddb__free_secret(c->secret_access_key);
+    ddb__free_secret(c->session_token);
+    memset(c, 0, sizeof *c);
+}
+
 bool ddb__creds_set(ddb__credentials *out, const char *akid, const char *secret,
                     const char *token, int64_t expires_wall_ms)
 {

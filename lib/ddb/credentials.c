@@ -69,24 +69,6 @@ void ddb__cred_set_container_base(const char *base_url)
     g_container_base = base_url ? strdup(base_url) : NULL;
 }
 
-static void free_secret(char *s)
-{
-    if (s) {
-        memset(s, 0, strlen(s));
-        free(s);
-    }
-}
-
-void ddb__credentials_cleanup(ddb__credentials *c)
-{
-    if (!c)
-        return;
-    free(c->access_key_id);
-    free_secret(c->secret_access_key);
-    free_secret(c->session_token);
-    memset(c, 0, sizeof *c);
-}
-
 static void plog(ddb__cred_provider *p, int level, const char *msg, const ddb_log_field *f,
                  size_t n)
 {
@@ -187,8 +169,8 @@ void ddb__cred_provider_free(ddb__cred_provider *p)
         return;
     ddb__credentials_cleanup(&p->cur);
     free(p->explicit_akid);
-    free_secret(p->explicit_secret);
-    free_secret(p->explicit_token);
+    ddb__free_secret(p->explicit_secret);
+    ddb__free_secret(p->explicit_token);
     free(p->profile);
     free(p->imds_endpoint);
     free(p->region);
@@ -424,9 +406,9 @@ static int from_container(const ddb__cred_ctx *ctx, ddb__credentials *out)
         rc = ddb__fail(ctx->err, DDB_ECREDENTIALS, "container: the credentials endpoint's "
                                                    "answer has no credentials");
 out:
-    free_secret(body);
-    free_secret(auth_hdr);
-    free_secret(token);
+    ddb__free_secret(body);
+    ddb__free_secret(auth_hdr);
+    ddb__free_secret(token);
     free(resolve);
     free(url);
     return rc;
@@ -516,8 +498,8 @@ out:
                  ? ddb__fail(ctx->err, DDB_ECANCELED, "instance metadata: cancelled")
                  : ddb__fail(ctx->err, DDB_ECREDENTIALS, "instance metadata (%.100s): %.200s",
                              base, what);
-    free_secret(token);
-    free_secret(body);
+    ddb__free_secret(token);
+    ddb__free_secret(body);
     return rc;
 }
 

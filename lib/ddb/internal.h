@@ -65,6 +65,8 @@ void ddb__cred_provider_free(ddb__cred_provider *p);
 int ddb__cred_get(ddb__cred_provider *p, ddb__credentials *out, ddb_cancel *cancel,
                   ddb_error *err);
 void ddb__credentials_cleanup(ddb__credentials *c);
+/* Wipes the secret s, then frees it; NULL is fine. */
+void ddb__free_secret(char *s);
 /* Region from the shared config for a profile (malloc'd) or NULL. profile NULL means
  * AWS_PROFILE or "default". */
 char *ddb__profile_region(const char *profile);
