@@ -385,15 +385,18 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     dl_seen_entry_cleanup(&a.seen);
 
     if (rc == 0) {
-        ddb__span_bool(client, a.span, "dynalock.lock.acquired", *out != NULL);
+        ddb__span_bool(ddb_client_telemetry(client),
+                       a.span, "dynalock.lock.acquired", *out != NULL);
         if (*out) {
-            ddb__span_bool(client, a.span, "dynalock.lock.takeover", (*out)->takeover);
-            ddb__span_int(client, a.span, "dynalock.lock.fencing_token", (*out)->fence);
+            ddb__span_bool(ddb_client_telemetry(client),
+                           a.span, "dynalock.lock.takeover", (*out)->takeover);
+            ddb__span_int(ddb_client_telemetry(client),
+                          a.span, "dynalock.lock.fencing_token", (*out)->fence);
         }
-        ddb__span_end(client, a.span, NULL);
+        ddb__span_end(ddb_client_telemetry(client), a.span, NULL);
     } else {
-        ddb__span_bool(client, a.span, "dynalock.lock.acquired", false);
-        ddb__span_end(client, a.span, dl_error_type(&e, rc));
+        ddb__span_bool(ddb_client_telemetry(client), a.span, "dynalock.lock.acquired", false);
+        ddb__span_end(ddb_client_telemetry(client), a.span, dl_error_type(&e, rc));
         if (err)
             *err = e;
     }

@@ -127,7 +127,7 @@ static void renew_reply(void *arg, int rc, ddb_result *res, ddb_error *err)
     bool ended = ddb_cancel_is_set(lease->ended);
     if (!(rc == DDB_ECANCELED && ended))
         dl_metric_renewal(lease->client, ddb_table_name(lease->table), error_type);
-    ddb__span_end(lease->client, span, error_type);
+    ddb__span_end(ddb_client_telemetry(lease->client), span, error_type);
 
     int out = dl_lease_renewed(lease, rc, rvn, sent, after, res && res->item, err);
     if (out == 0) {
@@ -191,7 +191,8 @@ static void renew_now(void *arg)
     uint64_t span = dl_span_start(lease->client, "Lock.Renew", 0,
                                   lease->acquire_span ? &lease->acquire_span : NULL,
                                   lease->acquire_span ? 1 : 0, table, lease->name);
-    ddb__span_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
+    ddb__span_int(ddb_client_telemetry(lease->client),
+                  span, "dynalock.lock.fencing_token", lease->fence);
     pthread_mutex_lock(&lease->mu);
     lease->renew_span = span;
     pthread_mutex_unlock(&lease->mu);

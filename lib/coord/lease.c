@@ -218,7 +218,8 @@ int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error 
     uint64_t span = dl_span_start(lease->client, "Lock.Renew", parent,
                                   lease->acquire_span ? &lease->acquire_span : NULL,
                                   lease->acquire_span ? 1 : 0, table, lease->name);
-    ddb__span_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
+    ddb__span_int(ddb_client_telemetry(lease->client),
+                  span, "dynalock.lock.fencing_token", lease->fence);
     uint64_t saved = ddb_telemetry_set_parent(span ? span : parent);
     ddb_error e;
     ddb_error_clear(&e);
@@ -233,7 +234,7 @@ int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error 
     bool lease_ended = ddb_cancel_is_set(lease->ended);
     if (!(rc == DDB_ECANCELED && lease_ended))
         dl_metric_renewal(lease->client, table, error_type);
-    ddb__span_end(lease->client, span, error_type);
+    ddb__span_end(ddb_client_telemetry(lease->client), span, error_type);
     int out = dl_lease_renewed(lease, rc, rvn, sent, after, old != NULL, &e);
     ddb_item_free(old);
     if (out == 0) {
@@ -258,7 +259,8 @@ void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel)
     uint64_t parent = ddb_telemetry_get_parent();
     uint64_t span = dl_span_start(lease->client, "Lock.Release", parent, NULL, 0, table,
                                   lease->name);
-    ddb__span_int(lease->client, span, "dynalock.lock.fencing_token", lease->fence);
+    ddb__span_int(ddb_client_telemetry(lease->client),
+                  span, "dynalock.lock.fencing_token", lease->fence);
     uint64_t saved = ddb_telemetry_set_parent(span ? span : parent);
     ddb_error e;
     ddb_error_clear(&e);
@@ -282,7 +284,7 @@ void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel)
         }
         ddb__lock_item_cleanup(&li);
     }
-    ddb__span_end(lease->client, span, rc ? dl_error_type(&e, rc) : NULL);
+    ddb__span_end(ddb_client_telemetry(lease->client), span, rc ? dl_error_type(&e, rc) : NULL);
     if (dl_condition_failed(rc, &e)) {
         /* Someone else took the lock over, or an earlier attempt whose answer was lost
          * released it: either way it is not this lease's now, and is left alone. */

@@ -13,10 +13,10 @@ uint64_t dl_span_start(ddb_client *c, const char *span_name, uint64_t parent,
                        const uint64_t *links, size_t n_links, const char *table,
                        const char *lock_name)
 {
-    uint64_t id = ddb__span_start(c, span_name, parent, links, n_links);
-    ddb__span_str(c, id, "db.system.name", "aws.dynamodb");
-    ddb__span_str(c, id, "db.collection.name", table);
-    ddb__span_str(c, id, "dynalock.lock.name", lock_name);
+    uint64_t id = ddb__span_start(ddb_client_telemetry(c), span_name, parent, links, n_links);
+    ddb__span_str(ddb_client_telemetry(c), id, "db.system.name", "aws.dynamodb");
+    ddb__span_str(ddb_client_telemetry(c), id, "db.collection.name", table);
+    ddb__span_str(ddb_client_telemetry(c), id, "dynalock.lock.name", lock_name);
     return id;
 }
 

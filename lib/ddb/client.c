@@ -128,7 +128,6 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
     }
-    atomic_init(&c->next_span, 1);
     pthread_mutex_init(&c->sched_mu, NULL);
     c->clock = o->clock ? ddb_clock_ref(o->clock) : ddb_clock_system();
     c->log = o->log ? o->log : ddb_log_to_stderr;
@@ -208,11 +207,6 @@ const ddb_telemetry *ddb_client_telemetry(const ddb_client *c)
     return (c && c->has_tel) ? &c->tel : NULL;
 }
 
-uint64_t ddb__client_span_id(ddb_client *c)
-{
-    return c ? atomic_fetch_add(&c->next_span, 1) : 0;
-}
-
 long ddb__client_connections_opened(ddb_client *c)
 {
     return c ? ddb__http_connections_opened(c->http) : 0;
@@ -241,13 +235,15 @@ int ddb__client_done(ddb_client *c, int rc)
 
 static uint64_t span_begin(ddb_client *c, const ddb__call *call)
 {
-    uint64_t id = ddb__span_start(c, call->operation, ddb_telemetry_get_parent(), NULL, 0);
-    ddb__span_str(c, id, "db.system.name", "aws.dynamodb");
-    ddb__span_str(c, id, "db.operation.name", call->operation);
-    ddb__span_str(c, id, "db.collection.name", call->table);
-    ddb__span_str(c, id, "aws.dynamodb.table_names", call->table_names ? call->table_names : call->table);
-    ddb__span_str(c, id, "server.address", c->server_address);
-    ddb__span_int(c, id, "server.port", c->server_port);
+    uint64_t id = ddb__span_start(ddb_client_telemetry(c),
+                                  call->operation, ddb_telemetry_get_parent(), NULL, 0);
+    ddb__span_str(ddb_client_telemetry(c), id, "db.system.name", "aws.dynamodb");
+    ddb__span_str(ddb_client_telemetry(c), id, "db.operation.name", call->operation);
+    ddb__span_str(ddb_client_telemetry(c), id, "db.collection.name", call->table);
+    ddb__span_str(ddb_client_telemetry(c),
+                  id, "aws.dynamodb.table_names", call->table_names ? call->table_names : call->table);
+    ddb__span_str(ddb_client_telemetry(c), id, "server.address", c->server_address);
+    ddb__span_int(ddb_client_telemetry(c), id, "server.port", c->server_port);
     return id;
 }
 
@@ -256,10 +252,10 @@ static void span_finish(ddb_client *c, uint64_t id, const ddb__call *call, int64
 {
     if (!c->has_tel)
         return;
-    ddb__span_str(c, id, "error.type", error_type);
+    ddb__span_str(ddb_client_telemetry(c), id, "error.type", error_type);
     if (retries > 0)
-        ddb__span_int(c, id, "aws.dynamodb.retries", retries);
-    ddb__span_end(c, id, error_type);
+        ddb__span_int(ddb_client_telemetry(c), id, "aws.dynamodb.retries", retries);
+    ddb__span_end(ddb_client_telemetry(c), id, error_type);
     if (c->tel.metric) {
         double seconds = (double)(ddb_clock_mono_ns(c->clock) - start_ns) / 1e9;
         ddb_attr attrs[5];

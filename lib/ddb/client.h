@@ -85,7 +85,6 @@ struct ddb_client {
     ddb__retry_state *retry;
     ddb__policy policy;        /* the options resolved, once */
     ddb__http *http;
-    atomic_uint_fast64_t next_span;
     ddb__rate_limiter *limiter; /* AWS_RETRY_MODE=adaptive, else NULL */
     atomic_int_fast64_t skew_ms; /* the server's clock minus ours, learnt from a skew error */
     pthread_mutex_t sched_mu;  /* guards the making of what follows */

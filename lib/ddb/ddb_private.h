@@ -39,17 +39,16 @@ bool ddb__client_log_enabled(ddb_client *c, int level);
 /* Logs through the client's sink (when its level lets the record through). */
 void ddb__client_log(ddb_client *c, int level, int event_id, const char *category,
                      const char *message, const ddb_log_field *fields, size_t n);
-/* A new span id, unique within the client. */
-uint64_t ddb__client_span_id(ddb_client *c);
-/* Spans of the client and of the lock layer (telemetry.c): a new span (0 when the
- * client has no span callbacks), its attributes (a NULL string is left out) and its
- * end. No-ops on span 0. Any thread. */
-uint64_t ddb__span_start(ddb_client *c, const char *name, uint64_t parent,
+/* Spans of the client and of the lock layer (telemetry.c), given the client's telemetry
+ * (ddb_client_telemetry, NULL for none): a new span (0 when there are no span
+ * callbacks), its attributes (a NULL string is left out) and its end. No-ops on span 0.
+ * Any thread. */
+uint64_t ddb__span_start(const ddb_telemetry *t, const char *name, uint64_t parent,
                          const uint64_t *links, size_t n_links);
-void ddb__span_str(ddb_client *c, uint64_t span, const char *key, const char *v);
-void ddb__span_int(ddb_client *c, uint64_t span, const char *key, int64_t v);
-void ddb__span_bool(ddb_client *c, uint64_t span, const char *key, bool v);
-void ddb__span_end(ddb_client *c, uint64_t span, const char *error_type);
+void ddb__span_str(const ddb_telemetry *t, uint64_t span, const char *key, const char *v);
+void ddb__span_int(const ddb_telemetry *t, uint64_t span, const char *key, int64_t v);
+void ddb__span_bool(const ddb_telemetry *t, uint64_t span, const char *key, bool v);
+void ddb__span_end(const ddb_telemetry *t, uint64_t span, const char *error_type);
 /* Connections the client opened so far (for the tests of keep-alive reuse). */
 long ddb__client_connections_opened(ddb_client *c);
 

@@ -2,10 +2,15 @@
  * thread-local, like the reference's ambient activity: a thread started by the caller
  * does not inherit it; hand it on with ddb_telemetry_set_parent), and the span plumbing
  * shared by the client's request spans (client.c) and the lock layer's (coord/observe.c):
- * each call does nothing when the client has no telemetry or the span is 0. */
+ * each call takes the client's telemetry (ddb_client_telemetry) and does nothing when
+ * it is NULL or the span is 0. */
 #include "internal.h"
 
+#include <stdatomic.h>
+
 static _Thread_local uint64_t tl_parent_span;
+/* Span ids: unique in the process, so unique per client as ddb.h promises. */
+static atomic_uint_fast64_t next_span = 1;
 
 uint64_t ddb_telemetry_set_parent(uint64_t span_id)
 {
@@ -19,44 +24,41 @@ uint64_t ddb_telemetry_get_parent(void)
     return tl_parent_span;
 }
 
-uint64_t ddb__span_start(ddb_client *c, const char *name, uint64_t parent,
+uint64_t ddb__span_start(const ddb_telemetry *t, const char *name, uint64_t parent,
                          const uint64_t *links, size_t n_links)
 {
-    const ddb_telemetry *t = ddb_client_telemetry(c);
     if (!t || (!t->span_start && !t->span_attr && !t->span_end))
         return 0;
-    uint64_t id = ddb__client_span_id(c);
+    uint64_t id = atomic_fetch_add_explicit(&next_span, 1, memory_order_relaxed);
     if (t->span_start)
         t->span_start(t->arg, id, parent, name, links, n_links);
     return id;
 }
 
-static void span_attr(ddb_client *c, uint64_t span, const ddb_attr *a)
+static void span_attr(const ddb_telemetry *t, uint64_t span, const ddb_attr *a)
 {
-    const ddb_telemetry *t = ddb_client_telemetry(c);
     if (span && t && t->span_attr)
         t->span_attr(t->arg, span, a);
 }
 
-void ddb__span_str(ddb_client *c, uint64_t span, const char *key, const char *v)
+void ddb__span_str(const ddb_telemetry *t, uint64_t span, const char *key, const char *v)
 {
     if (v)
-        span_attr(c, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_STR, .v.s = v });
+        span_attr(t, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_STR, .v.s = v });
 }
 
-void ddb__span_int(ddb_client *c, uint64_t span, const char *key, int64_t v)
+void ddb__span_int(const ddb_telemetry *t, uint64_t span, const char *key, int64_t v)
 {
-    span_attr(c, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_INT, .v.i = v });
+    span_attr(t, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_INT, .v.i = v });
 }
 
-void ddb__span_bool(ddb_client *c, uint64_t span, const char *key, bool v)
+void ddb__span_bool(const ddb_telemetry *t, uint64_t span, const char *key, bool v)
 {
-    span_attr(c, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_BOOL, .v.b = v });
+    span_attr(t, span, &(ddb_attr){ .key = key, .type = DDB_ATTR_BOOL, .v.b = v });
 }
 
-void ddb__span_end(ddb_client *c, uint64_t span, const char *error_type)
+void ddb__span_end(const ddb_telemetry *t, uint64_t span, const char *error_type)
 {
-    const ddb_telemetry *t = ddb_client_telemetry(c);
     if (span && t && t->span_end)
         t->span_end(t->arg, span, error_type);
 }

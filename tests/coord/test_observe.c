@@ -62,7 +62,7 @@ END_TEST
 START_TEST(test_renew_span_is_root_linked_to_acquire)
 {
     proc *a = cx_proc(NULL);
-    uint64_t outer = ddb__client_span_id(a->client);
+    uint64_t outer = ddb__span_start(ddb_client_telemetry(a->client), "caller", 0, NULL, 0);
     uint64_t saved = ddb_telemetry_set_parent(outer); /* the caller's own span */
     ddb_lease *lease = NULL;
     ck_assert_int_eq(ddb_lock_acquire(a->locks, "job", LEASE, &lease, NULL, NULL), 0);
