@@ -141,7 +141,7 @@ struct ddb_lease {
     struct ddb_lease *prev, *next;
 };
 
-/* locktable.c: seen holders. */
+/* tablestate.c: seen holders, and the leases a table holds. */
 typedef struct dl_seen_entry {
     char *owner;
     char *rvn;
@@ -164,6 +164,8 @@ void dl_seen_forget(ddb_lock_table *locks, const char *name);
 int64_t dl_seen_unchanged_ms(ddb_lock_table *locks, const char *name, const ddb__lock_item *li,
                              int64_t now_ns, bool record);
 void dl_seen_entry_cleanup(dl_seen_entry *e);
+/* Frees a table's cache of holders seen (the lock table's end). */
+void dl_seen_free(dl_seen *s);
 void dl_refused(ddb_lock_table *locks, const char *name);
 void dl_table_add_lease(ddb_lock_table *locks, ddb_lease *lease);
 void dl_table_remove_lease(ddb_lock_table *locks, ddb_lease *lease);
@@ -248,13 +250,14 @@ bool dl_lease_lose(ddb_lease *lease, ddb_loss_reason reason);
 int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
                      int64_t after_ns, bool old_exists,
                      const ddb_error *e);
+/* release.c */
 /* Releases the lock of a lease (no free), bounded by `cancel` (may be NULL). */
 void dl_lease_release_lock(ddb_lease *lease, ddb_cancel *cancel);
 /* Ends a lease: sets ended, stops its heartbeat, releases its lock, takes it off its
  * lock table. Once only; keeps every reference (ddb_lease_release drops the caller's). */
 void dl_lease_end(ddb_lease *lease);
 
-/* heartbeat.c: a lease's background time, as tasks on its client's scheduler. */
+/* heartbeat.c: a lease's renewals: tasks on its client's scheduler, and ddb_lease_renew. */
 /* Starts the heartbeat of a lease (its next renewal a third after its write) and its
  * deadline. */
 int dl_heartbeat_start(ddb_lease *lease, ddb_error *err);
@@ -274,7 +277,7 @@ typedef struct dl_acquire_hooks {
 int dl_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms, ddb_cancel *stop,
                bool once, const dl_acquire_hooks *hooks, ddb_lease **out, ddb_error *err);
 int dl_lease_ms_check(int64_t lease_ms, ddb_error *err);
-/* locktable.c: a holder label, 1..DDB_HOLDER_LABEL_MAX characters of printable UTF-8. */
+/* tablestate.c: a holder label, 1..DDB_HOLDER_LABEL_MAX characters of printable UTF-8. */
 int dl_label_check(const char *label, ddb_error *err);
 /* A lease value: 1..DDB_LEASE_VALUE_MAX_BYTES bytes of valid UTF-8. */
 int dl_value_check(const char *value, ddb_error *err);

@@ -1,9 +1,10 @@
-/* heartbeat.c: a lease's background time, as three tasks on its client's scheduler
- * (lib/ddb/scheduler.c): the renewal, sent a third of the lease after the last renewal
- * that succeeded was sent, as an asynchronous request so that no lease waits for another
- * lease's; the deadline, which ends the lease with `expired` when it runs out on the
- * holder's clock, whatever is in flight; and the bound of the release sent after a loss.
- * Every callback here runs on the scheduler's thread. */
+/* heartbeat.c: a lease's renewals and background time. Three tasks on its client's
+ * scheduler (lib/ddb/scheduler.c): the renewal, sent a third of the lease after the last
+ * renewal that succeeded was sent, as an asynchronous request so that no lease waits for
+ * another lease's; the deadline, which ends the lease with `expired` when it runs out on
+ * the holder's clock, whatever is in flight; and the bound of the release sent after a
+ * loss. Their callbacks run on the scheduler's thread. The caller's own renewal,
+ * ddb_lease_renew, is here too; both end in lease.c's dl_lease_renewed. */
 #include "coord_internal.h"
 
 #include <inttypes.h>
@@ -290,4 +291,60 @@ void dl_heartbeat_moved(ddb_lease *lease)
         return;
     ddb__sched_at(lease->sched, &lease->renew_task, next);
     ddb__sched_at(lease->sched, &lease->deadline_task, expiry);
+}
+
+/* ------------------------------------------------- the caller's renewal */
+
+int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error *err)
+{
+    if (held)
+        *held = false;
+    ddb_error_clear(err);
+    if (!lease)
+        return ddb__fail(err, DDB_EINVAL, "The lease is NULL.");
+    if (ddb_cancel_is_set(lease->ended))
+        return 0;
+    /* Bounded by the lease: its deadline sets `ended`, which cuts the request, its
+     * retries and their backoff short. */
+    ddb_cancel *bound = ddb_cancel_new_linked2(cancel, lease->ended);
+    if (!bound)
+        return ddb__fail(err, DDB_ENOMEM, "Out of memory.");
+    const char *table = ddb_table_name(lease->table);
+    char rvn[DDB__LOCK_ID_LEN + 1];
+    ddb__lock_new_id(rvn);
+    uint64_t parent = ddb_telemetry_get_parent();
+    uint64_t span = dl_span_start(lease->client, "Lock.Renew", parent,
+                                  lease->acquire_span ? &lease->acquire_span : NULL,
+                                  lease->acquire_span ? 1 : 0, table, lease->name);
+    ddb__span_int(ddb_client_telemetry(lease->client),
+                  span, "dynalock.lock.fencing_token", lease->fence);
+    uint64_t saved = ddb_telemetry_set_parent(span ? span : parent);
+    ddb_error e;
+    ddb_error_clear(&e);
+    ddb_item *old = NULL;
+    ddb__clock_hold(lease->clock);
+    int64_t sent = ddb_clock_mono_ns(lease->clock);
+    int rc = dl_item_renew(lease, rvn, bound, &old, &e);
+    int64_t after = ddb_clock_mono_ns(lease->clock);
+    ddb_telemetry_set_parent(saved);
+    ddb_cancel_unref(bound);
+    const char *error_type = rc ? dl_error_type(&e, rc) : NULL;
+    bool lease_ended = ddb_cancel_is_set(lease->ended);
+    if (!(rc == DDB_ECANCELED && lease_ended))
+        dl_metric_renewal(lease->client, table, error_type);
+    ddb__span_end(ddb_client_telemetry(lease->client), span, error_type);
+    int out = dl_lease_renewed(lease, rc, rvn, sent, after, old != NULL, &e);
+    ddb_item_free(old);
+    if (out == 0) {
+        dl_heartbeat_moved(lease);
+        if (held)
+            *held = true;
+    } else if (out != DDB_ELOST) {
+        if (err)
+            *err = e;
+        if (held)
+            *held = true; /* still held until its deadline: the heartbeat goes on */
+    }
+    ddb__clock_unhold(lease->clock);
+    return out == DDB_ELOST ? 0 : out;
 }
