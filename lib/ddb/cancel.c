@@ -28,13 +28,6 @@ typedef struct parent_link {
     long reg_id;
 } parent_link;
 
-/* A timer of ddb_cancel_after that still names this token. */
-typedef struct timer_link {
-    struct timer_link *next;
-    ddb_clock *clock; /* referenced */
-    long timer_id;
-} timer_link;
-
 struct ddb_cancel {
     int refs;              /* __atomic */
     int set;               /* __atomic: 0 or 1, set once */
@@ -48,7 +41,7 @@ struct ddb_cancel {
     pthread_t dispatcher;  /* that thread */
     long running_id;       /* the callback running now, 0 when none */
     parent_link *parents;
-    timer_link *timers;
+    ddb__cancel_link *links; /* kept until set or freed (ddb_cancel_after's timers) */
     ddb_cancel *sig_next;  /* on the signal dispatcher's stack */
 };
 
@@ -64,7 +57,7 @@ static struct {
 } g_disp = { .once = PTHREAD_ONCE_INIT, .efd = -1 };
 
 static void run_callbacks(ddb_cancel *c);
-static void drop_timers(ddb_cancel *c);
+static void drop_links(ddb_cancel *c);
 
 static void *dispatcher_main(void *arg)
 {
@@ -81,7 +74,7 @@ static void *dispatcher_main(void *arg)
             ddb_cancel *c = list;
             list = c->sig_next;
             run_callbacks(c);
-            drop_timers(c);
+            drop_links(c);
             ddb_cancel_unref(c); /* the reference taken in the signal handler */
         }
         if (__atomic_load_n(&g_disp.stop, __ATOMIC_ACQUIRE))
@@ -214,16 +207,11 @@ bool ddb__cancel_try_ref(ddb_cancel *c)
     return false;
 }
 
-static void drop_timers(ddb_cancel *c)
+static void drop_links(ddb_cancel *c)
 {
     pthread_mutex_lock(&c->mu);
-    timer_link *t = c->timers;
-    for (; t; t = t->next) {
-        if (t->timer_id > 0) {
-            ddb__clock_timer_remove(t->clock, t->timer_id);
-            t->timer_id = 0;
-        }
-    }
+    for (ddb__cancel_link *l = c->links; l; l = l->next)
+        l->drop(l);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -241,14 +229,11 @@ void ddb_cancel_unref(ddb_cancel *c)
         free(l);
         l = next;
     }
-    timer_link *t = c->timers;
-    while (t) {
-        timer_link *next = t->next;
-        if (t->timer_id > 0)
-            ddb__clock_timer_remove(t->clock, t->timer_id);
-        ddb_clock_unref(t->clock);
-        free(t);
-        t = next;
+    ddb__cancel_link *k = c->links;
+    while (k) {
+        ddb__cancel_link *next = k->next;
+        k->release(k);
+        k = next;
     }
     reg *r = c->regs;
     while (r) {
@@ -315,7 +300,7 @@ void ddb_cancel_set(ddb_cancel *c)
         return;
     }
     run_callbacks(c);
-    drop_timers(c);
+    drop_links(c);
     ddb_cancel_unref(c);
 }
 
@@ -451,41 +436,24 @@ void ddb_cancel_off(ddb_cancel *c, long id)
     pthread_mutex_unlock(&c->mu);
 }
 
-int ddb_cancel_after(ddb_cancel *c, ddb_clock *clock, int64_t ms)
+void ddb__cancel_lock(ddb_cancel *c)
 {
-    if (!c)
-        return DDB_EINVAL;
-    if (!clock)
-        clock = ddb_clock_system();
-    if (ms <= 0) {
-        ddb_cancel_set(c);
-        return 0;
-    }
-    if (ddb_cancel_is_set(c))
-        return 0;
-    timer_link *t = calloc(1, sizeof *t);
-    if (!t)
-        return DDB_ENOMEM;
-    int64_t now = ddb_clock_mono_ns(clock);
-    int64_t deadline = ms > (INT64_MAX - now) / 1000000 ? INT64_MAX : now + ms * 1000000;
-    t->clock = ddb_clock_ref(clock);
-    /* Linked before the timer exists, so that a free racing with a firing timer finds
-     * the id to remove. */
     pthread_mutex_lock(&c->mu);
-    t->next = c->timers;
-    c->timers = t;
-    long id = ddb__clock_timer_add(clock, deadline, c);
-    if (id <= 0) {
-        c->timers = t->next;
-        pthread_mutex_unlock(&c->mu);
-        ddb_clock_unref(t->clock);
-        free(t);
-        if (id < 0)
-            return (int)id;
-        ddb_cancel_set(c); /* due already */
-        return 0;
-    }
-    t->timer_id = id;
+}
+
+void ddb__cancel_unlock(ddb_cancel *c)
+{
     pthread_mutex_unlock(&c->mu);
-    return 0;
+}
+
+void ddb__cancel_link_push_locked(ddb_cancel *c, ddb__cancel_link *l)
+{
+    l->next = c->links;
+    c->links = l;
+}
+
+void ddb__cancel_link_pop_locked(ddb_cancel *c, ddb__cancel_link *l)
+{
+    if (c->links == l)
+        c->links = l->next;
 }

@@ -33,18 +33,33 @@ int ddb__fake_clock_settle_schedulers(ddb_clock *c, int64_t real_timeout_ms);
 /* The end of a public call of libddb: marks the thread idle unless a hold is on. */
 void ddb__clock_call_done(ddb_clock *c);
 /* Timers behind ddb_cancel_after: sets `cancel` once the clock reaches deadline_mono_ns.
- * The clock keeps no reference to the token (a freed token's timers are removed by
- * cancel.c through ddb__clock_timer_remove). Fake clocks fire timers inside
+ * The clock keeps no reference to the token (a freed token's timers are removed
+ * through its links). Fake clocks fire timers inside
  * ddb_fake_clock_advance, on the advancing thread; other clocks on one timer thread per
  * clock, started when needed and joined. Returns a timer id > 0, 0 when the deadline
  * has passed already (nothing added: the caller sets the token), or DDB_ENOMEM. */
 long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
 void ddb__clock_timer_remove(ddb_clock *c, long id);
 
-/* ---- cancel (cancel.c) */
+/* ---- cancel (cancel.c, which calls no other file of the library) */
 /* Takes a reference unless the token's count already reached zero (it is being freed):
  * lets a holder of a weak pointer (a timer) use the token safely. true when taken. */
 bool ddb__cancel_try_ref(ddb_cancel *c);
+/* Something a token keeps until it is set or freed (ddb_cancel_after's timers, which
+ * live in clock.c): `drop` runs when the token is set, under its lock, and may run again
+ * (it undoes once); `release` runs when the token is freed, and frees the link. */
+typedef struct ddb__cancel_link {
+    struct ddb__cancel_link *next;
+    void (*drop)(struct ddb__cancel_link *l);
+    void (*release)(struct ddb__cancel_link *l);
+} ddb__cancel_link;
+/* The token's lock, held around a push and whatever must not race with a set or a free
+ * (the timer's creation). */
+void ddb__cancel_lock(ddb_cancel *c);
+void ddb__cancel_unlock(ddb_cancel *c);
+/* Under the token's lock: adds l; removes it again while it is still the last added. */
+void ddb__cancel_link_push_locked(ddb_cancel *c, ddb__cancel_link *l);
+void ddb__cancel_link_pop_locked(ddb_cancel *c, ddb__cancel_link *l);
 
 /* ---- credentials (credentials.c) */
 typedef struct ddb__credentials {
