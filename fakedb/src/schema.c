@@ -33,6 +33,22 @@ void fakedb__table_free(fakedb__table *t)
     free(t);
 }
 
+void fakedb__ghost_free(fakedb__ghost *g)
+{
+    free(g->name);
+    json_object_put(g->desc);
+    free(g);
+}
+
+void fakedb__ghosts_clear(fakedb__store *db)
+{
+    while (db->ghosts) {
+        fakedb__ghost *g = db->ghosts;
+        db->ghosts = g->next;
+        fakedb__ghost_free(g);
+    }
+}
+
 void fakedb__tables_clear(fakedb__store *db)
 {
     fakedb__table *t = db->tables, *n;

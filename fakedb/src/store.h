@@ -41,7 +41,7 @@ typedef struct fakedb__store {
     bool ttl_deleting;          /* ttl.c is deleting: stream records say the service did */
     char account[13];           /* the account id of ARNs: 12 digits ("000000000000") */
     int64_t transient_ms;       /* tables stay CREATING/UPDATING/DELETING this long; 0: not */
-    struct fakedb__ghost *ghosts; /* deleted tables still DELETING (tables.c) */
+    struct fakedb__ghost *ghosts; /* deleted tables still DELETING (tables.c makes them) */
 } fakedb__store;
 
 /* store.c (db->lock held) */
@@ -78,7 +78,8 @@ typedef struct fakedb__ghost {
     int64_t until_ms;
     struct fakedb__ghost *next;
 } fakedb__ghost;
-void fakedb__ghosts_clear(fakedb__store *db); /* tables.c */
+void fakedb__ghost_free(fakedb__ghost *g);   /* schema.c */
+void fakedb__ghosts_clear(fakedb__store *db); /* schema.c */
 
 /* schema.c (db->lock held unless said) */
 fakedb__table *fakedb__table_find(fakedb__store *db, const char *name);

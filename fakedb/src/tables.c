@@ -81,22 +81,6 @@ static void set_busy(fakedb__store *db, fakedb__table *t, const char *status)
     }
 }
 
-static void ghost_free(fakedb__ghost *g)
-{
-    free(g->name);
-    json_object_put(g->desc);
-    free(g);
-}
-
-void fakedb__ghosts_clear(fakedb__store *db)
-{
-    while (db->ghosts) {
-        fakedb__ghost *g = db->ghosts;
-        db->ghosts = g->next;
-        ghost_free(g);
-    }
-}
-
 /* Drops the ghosts whose DELETING time is over; returns the one named `name` (or NULL). */
 static fakedb__ghost *ghost_find(fakedb__store *db, const char *name)
 {
@@ -106,7 +90,7 @@ static fakedb__ghost *ghost_find(fakedb__store *db, const char *name)
         fakedb__ghost *g = *pp;
         if (now >= g->until_ms) {
             *pp = g->next;
-            ghost_free(g);
+            fakedb__ghost_free(g);
             continue;
         }
         if (name && !strcmp(g->name, name))
