@@ -85,7 +85,7 @@ static int make_lease(acq *a, const char *rvn, int64_t fence, bool takeover,
 static int64_t poll_wait_ns(const acq *a, int64_t now)
 {
     int64_t lease_ns = a->seen.lease_ms * DL_NS_PER_MS;
-    int64_t wait = lease_ns / 3;
+    int64_t wait = dl_third_ns(a->seen.lease_ms);
     if (wait > DL_POLL_MAX_MS * DL_NS_PER_MS)
         wait = DL_POLL_MAX_MS * DL_NS_PER_MS;
     int64_t left = a->seen.first_seen_ns + lease_ns - now;

@@ -229,13 +229,6 @@ void dl_metric_contention_retry(ddb_client *c, const char *table, const char *er
 void dl_log(ddb_client *c, int level, int event_id, const char *const *fields,
             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* A third of a lease, in ms (at least 1): the heartbeat's period, and the bound of the
- * writes that hand a lock back. */
-static inline int64_t dl_third_ms(int64_t lease_ms)
-{
-    return lease_ms / 3 > 0 ? lease_ms / 3 : 1;
-}
-
 /* lease.c */
 ddb_lease *dl_lease_new(ddb_lock_table *locks, const char *name, const char *owner,
                         const char *rvn, int64_t lease_ms, int64_t fence, bool takeover,
@@ -283,5 +276,18 @@ int dl_label_check(const char *label, ddb_error *err);
 int dl_value_check(const char *value, ddb_error *err);
 
 #define DL_NS_PER_MS 1000000LL
+
+/* A third of a lease, the one period of the lock layer: the heartbeat's (the next
+ * renewal a third after the last one was sent), a contender's and a watch's poll of a
+ * held lock, the pause of an election after a failed acquire, and the bound of the
+ * writes that hand a lock back. In ns (exact), and in ms (at least 1). */
+static inline int64_t dl_third_ns(int64_t lease_ms)
+{
+    return lease_ms * DL_NS_PER_MS / 3;
+}
+static inline int64_t dl_third_ms(int64_t lease_ms)
+{
+    return lease_ms / 3 > 0 ? lease_ms / 3 : 1;
+}
 
 #endif

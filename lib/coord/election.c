@@ -118,7 +118,7 @@ static int contend(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_ca
             o->since_ns = now;
             o->retries = 0;
             char wait[24];
-            snprintf(wait, sizeof wait, "%" PRId64, lease_ms / 3);
+            snprintf(wait, sizeof wait, "%" PRId64, dl_third_ms(lease_ms));
             dl_log(l->client, DDB_LOG_WARN, DDB_EVENT_ELECTION_OUTAGE,
                    (const char *const[]){"lock", name, "table", table, "error", type,
                                          "message", e.message, "retry_in_ms", wait, "holder",
@@ -128,7 +128,7 @@ static int contend(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_ca
                    name, table, e.message, wait);
         }
         o->retries++;
-        if (ddb__clock_wait_until(l->clock, now + lease_ms * DL_NS_PER_MS / 3, stop) != 0)
+        if (ddb__clock_wait_until(l->clock, now + dl_third_ns(lease_ms), stop) != 0)
             return ddb__fail(err, DDB_ECANCELED, "The election for lock \"%s\" was cancelled.",
                              name);
     }

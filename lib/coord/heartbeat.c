@@ -88,7 +88,7 @@ static void cleanup_start(ddb_lease *lease)
         ddb_cancel_unref(stop);
         return;
     }
-    int64_t bound = ddb_clock_mono_ns(lease->clock) + lease->lease_ms * DL_NS_PER_MS / 3;
+    int64_t bound = ddb_clock_mono_ns(lease->clock) + dl_third_ns(lease->lease_ms);
     if (ddb__sched_at(lease->sched, &lease->cleanup_stop_task, bound) != 0)
         cleanup_bound(lease); /* no memory to bound it: give it up at once */
 }

@@ -43,7 +43,7 @@ ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
     lease->acquire_span = acquire_span;
     lease->last_sent_ns = sent_ns;
     lease->expiry_ns = sent_ns + lease_ms * DL_NS_PER_MS;
-    lease->next_attempt_ns = sent_ns + lease_ms * DL_NS_PER_MS / 3;
+    lease->next_attempt_ns = sent_ns + dl_third_ns(lease_ms);
     pthread_mutex_init(&lease->mu, NULL);
     pthread_cond_init(&lease->idle, NULL);
     return lease;
@@ -177,7 +177,7 @@ int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
             if (sent_ns > lease->last_sent_ns) {
                 lease->last_sent_ns = sent_ns;
                 lease->expiry_ns = sent_ns + lease->lease_ms * DL_NS_PER_MS;
-                lease->next_attempt_ns = sent_ns + lease->lease_ms * DL_NS_PER_MS / 3;
+                lease->next_attempt_ns = sent_ns + dl_third_ns(lease->lease_ms);
                 memcpy(lease->rvn, rvn, sizeof lease->rvn);
             }
             lease->retry_delay_ms = 0;

@@ -91,7 +91,7 @@ int ddb_lock_table_watch(ddb_lock_table *l, const char *name, const ddb_lock_wat
                     first_seen_ns = at;
                 }
                 now_state->unchanged_ms = (at - first_seen_ns) / DL_NS_PER_MS;
-                wait_ms = now_state->lease_ms / 3;
+                wait_ms = dl_third_ms(now_state->lease_ms);
                 if (wait_ms > DL_WATCH_HELD_POLL_MAX_MS)
                     wait_ms = DL_WATCH_HELD_POLL_MAX_MS;
             } else {
