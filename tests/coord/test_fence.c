@@ -172,6 +172,7 @@ typedef struct held_work {
     ddb_lease *lease;
     pthread_t th;
     cx_event handed, go;
+    int late_check_rc; /* recorded on the late thread, asserted on the test's */
     int late_rc;
     ddb_tx_failure late_reason;
 } held_work;
@@ -184,7 +185,7 @@ static void *late_writer(void *arg)
     cx_event_wait(&h->go, 1);
     ddb_tx *tx = ddb_tx_new(h->p->client);
     ddb_tx_marker m;
-    ck_assert_int_eq(ddb_tx_check_current_lease(tx, &m, NULL), 0);
+    h->late_check_rc = ddb_tx_check_current_lease(tx, &m, NULL);
     ddb_item *it = order("ORDER#7", "SHIPPED");
     ddb_tx_put(tx, h->p->table, it, NULL, NULL, NULL);
     ddb_item_free(it);
@@ -223,6 +224,7 @@ START_TEST(test_is_held_current_in_term_and_after)
     ck_assert_int_eq(h.rc_in_term, 0);
     cx_event_signal(&h.go);
     pthread_join(h.th, NULL);
+    ck_assert_int_eq(h.late_check_rc, 0);
     ck_assert_int_eq(h.late_rc, DDB_ETXCANCELED);
     ck_assert_int_eq(h.late_reason, DDB_TXFAIL_CONDITIONAL_CHECK_FAILED);
     cx_event_destroy(&h.handed);

@@ -80,7 +80,10 @@ fdbt_resp fdbt_raw(const char *method, const char *path, const char *target,
     fdbt_resp r;
     memset(&r, 0, sizeof r);
     CURL *c = curl_easy_init();
-    ck_assert_ptr_nonnull(c);
+    if (!c) {
+        r.curl_code = CURLE_FAILED_INIT; /* status 0: the caller's assertion fails */
+        return r;
+    }
     char url[256], h[3][512];
     struct curl_slist *hl = NULL;
     snprintf(url, sizeof url, "%s%s", fakedb_endpoint(fdbt_db), path);
@@ -124,8 +127,7 @@ fdbt_resp fdbt_raw(const char *method, const char *path, const char *target,
     if (b.p) {
         /* deeper than json-c's default 32: items nest up to DynamoDB's limit */
         json_tokener *tok = json_tokener_new_ex(128);
-        ck_assert_ptr_nonnull(tok);
-        r.json = json_tokener_parse_ex(tok, b.p, -1);
+        r.json = tok ? json_tokener_parse_ex(tok, b.p, -1) : NULL;
         json_tokener_free(tok);
     }
     return r;

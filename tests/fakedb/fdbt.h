@@ -26,7 +26,8 @@ void fdbt_stop(void);
 
 /* POSTs `body` as DynamoDB_20120810.<op> with a dummy SigV4 header. */
 fdbt_resp fdbt_call(const char *op, const char *body);
-/* Full control: any header may be NULL to leave it out. */
+/* Full control: any header may be NULL to leave it out. Any thread: a failure shows in
+ * the response (curl_code, status 0), never as an assertion. */
 fdbt_resp fdbt_raw(const char *method, const char *path, const char *target,
                    const char *content_type, const char *auth, const char *body, size_t len);
 void fdbt_free(fdbt_resp *r);
