@@ -5,8 +5,10 @@
 
 #include "dl_check.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,11 +67,13 @@ typedef struct sleeper {
     atomic_int done;
     int64_t real_ms_taken;
     bool idle_after;
+    atomic_long tid; /* the sleeping thread, once it runs */
 } sleeper;
 
 static void *sleep_main(void *arg)
 {
     sleeper *s = arg;
+    atomic_store(&s->tid, (long)syscall(SYS_gettid));
     int64_t t0 = real_ms();
     s->rc = ddb_clock_sleep(s->clock, s->ms, s->cancel);
     s->real_ms_taken = real_ms() - t0;
@@ -79,12 +83,24 @@ static void *sleep_main(void *arg)
     return NULL;
 }
 
+/* Until the kernel says the sleeper's thread sleeps (blocked in the clock's wait), so
+ * that the set that follows wakes a sleeper rather than finding a token set before the
+ * wait began. */
+static void wait_until_asleep(sleeper *s)
+{
+    while (atomic_load(&s->tid) == 0)
+        sched_yield();
+    ck_assert_msg(dl_check_wait_thread_sleeps(atomic_load(&s->tid), 10000),
+                  "the sleeper never slept");
+}
+
 START_TEST(system_sleep_cancelled_promptly)
 {
     ddb_cancel *k = ddb_cancel_new();
     sleeper s = { .clock = ddb_clock_system(), .ms = 60000, .cancel = k };
     pthread_t th;
     pthread_create(&th, NULL, sleep_main, &s);
+    wait_until_asleep(&s);
     ddb_cancel_set(k);
     pthread_join(th, NULL);
     ck_assert_int_eq(s.rc, DDB_ECANCELED);
@@ -93,6 +109,7 @@ START_TEST(system_sleep_cancelled_promptly)
     ddb_cancel *k2 = ddb_cancel_new();
     sleeper s2 = { .clock = ddb_clock_system(), .ms = -1, .cancel = k2 };
     pthread_create(&th, NULL, sleep_main, &s2);
+    wait_until_asleep(&s2);
     ddb_cancel_set(k2);
     pthread_join(th, NULL);
     ck_assert_int_eq(s2.rc, DDB_ECANCELED);

@@ -6,8 +6,12 @@
  * answered with signed requests. No test sleeps. */
 #include <check.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <dynalock/testing.h>
 
@@ -34,11 +38,13 @@ typedef struct sleeper {
     int64_t deadline_ns;  /* on the clock's monotonic time, fixed before the thread runs */
     ddb_cancel *cancel;
     int rc;
+    atomic_long tid; /* the waiting thread, once it runs */
 } sleeper;
 
 static void *sleep_thread(void *arg)
 {
     sleeper *s = arg;
+    atomic_store(&s->tid, (long)syscall(SYS_gettid));
     s->rc = ddb__clock_wait_until(s->clock, s->deadline_ns, s->cancel);
     return NULL;
 }
@@ -73,6 +79,12 @@ START_TEST(a_wait_ends_with_its_token)
     sleeper s = { .clock = c, .deadline_ns = ddb_clock_mono_ns(c) + HOUR_NS, .cancel = k };
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, sleep_thread, &s), 0);
+    /* The set wakes a wait that sleeps (on the server's long poll), rather than finding
+     * the token set before the wait began. */
+    while (atomic_load(&s.tid) == 0)
+        sched_yield();
+    ck_assert_msg(dl_check_wait_thread_sleeps(atomic_load(&s.tid), 10000),
+                  "the waiting thread never slept");
     ddb_cancel_set(k);
     pthread_join(t, NULL);
     ck_assert_int_eq(s.rc, DDB_ECANCELED);
