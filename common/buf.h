@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "dl_assert.h"
+
 typedef struct dl_buf {
     char *p;        /* the bytes, NUL-terminated once anything is put; NULL before */
     size_t len;     /* bytes put, not counting the NUL */
@@ -33,6 +35,7 @@ static inline void dl__buf_put(dl_buf *b, const void *s, size_t n)
 {
     if ((b->oom || b->cap - b->len <= n) && !dl__buf_grow(b, n))
         return;
+    DL_ASSERT(b->len + n < b->cap); /* room for the bytes and the NUL */
     if (n)
         memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -46,6 +49,7 @@ static inline void dl__buf_putc(dl_buf *b, char c)
 {
     if ((b->oom || b->cap - b->len <= 1) && !dl__buf_grow(b, 1))
         return;
+    DL_ASSERT(b->len + 1 < b->cap);
     b->p[b->len++] = c;
     b->p[b->len] = '\0';
 }

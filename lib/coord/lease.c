@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ddb_private.h"
+#include "dl_assert.h"
 
 ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
                         const char *rvn, int64_t lease_ms, int64_t fence, bool takeover,
@@ -41,6 +42,7 @@ ddb_lease *dl_lease_new(ddb_lock_table *l, const char *name, const char *owner,
     lease->fence = fence;
     lease->takeover = takeover;
     lease->acquire_span = acquire_span;
+    DL_ASSERT(lease_ms > 0);
     lease->last_sent_ns = sent_ns;
     lease->expiry_ns = sent_ns + lease_ms * DL_NS_PER_MS;
     lease->next_attempt_ns = sent_ns + dl_third_ns(lease_ms);
@@ -180,6 +182,10 @@ int dl_lease_renewed(ddb_lease *lease, int rc, const char *rvn, int64_t sent_ns,
                 lease->next_attempt_ns = sent_ns + dl_third_ns(lease->lease_ms);
                 memcpy(lease->rvn, rvn, sizeof lease->rvn);
             }
+            /* The lease's times only move forward, and the next renewal is due before
+             * the lease runs out. */
+            DL_ASSERT(lease->last_sent_ns < lease->next_attempt_ns &&
+                      lease->next_attempt_ns < lease->expiry_ns);
             lease->retry_delay_ms = 0;
         }
         pthread_mutex_unlock(&lease->mu);

@@ -5,6 +5,7 @@
  * another. A fake clock wakes its schedulers when it is advanced and asks them whether
  * they are quiet when a test settles it. */
 #include "scheduler.h"
+#include "dl_assert.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -51,6 +52,7 @@ static _Thread_local ddb__sched *tl_worker; /* the scheduler whose worker this t
 
 static void place(ddb__sched *s, size_t i, ddb__task *t)
 {
+    DL_ASSERT(i < s->n);
     s->heap[i] = t;
     t->index = i;
 }
@@ -66,6 +68,7 @@ static void sift_up(ddb__sched *s, size_t i)
         i = p;
     }
     place(s, i, x);
+    DL_ASSERT(i == 0 || s->heap[(i - 1) / 2]->due_ns <= x->due_ns);
 }
 
 static void sift_down(ddb__sched *s, size_t i)
@@ -83,11 +86,14 @@ static void sift_down(ddb__sched *s, size_t i)
         i = c;
     }
     place(s, i, x);
+    DL_ASSERT(2 * i + 1 >= s->n || x->due_ns <= s->heap[2 * i + 1]->due_ns);
+    DL_ASSERT(2 * i + 2 >= s->n || x->due_ns <= s->heap[2 * i + 2]->due_ns);
 }
 
 static void heap_remove(ddb__sched *s, ddb__task *t)
 {
     size_t i = t->index;
+    DL_ASSERT(t->queued && i < s->n && s->heap[i] == t);
     t->queued = false;
     s->n--;
     if (i == s->n)
