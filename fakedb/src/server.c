@@ -497,6 +497,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
         char id[53], crc[16];
         fakedb__request_id(db, id);
         MHD_add_response_header(resp, "x-amzn-RequestId", id);
+        MHD_add_response_header(resp, "Server", "Server"); /* what DynamoDB names itself */
         snprintf(crc, sizeof crc, "%u", rs->crc32);
         MHD_add_response_header(resp, "x-amz-crc32", crc);
     }
