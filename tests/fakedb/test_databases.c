@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CT "application/x-amz-json-1.0"
@@ -371,6 +374,95 @@ START_TEST(files_beside_db_survive_a_restart)
 }
 END_TEST
 
+/* The program: --separate-databases takes no value; with it, keys see their own tables. */
+static pid_t spawn(char *const argv[], int *out_fd)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        close(p[0]);
+        close(p[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    *out_fd = p[0];
+    return pid;
+}
+
+static long program_call(int port, const char *key, const char *op, const char *body, char **out)
+{
+    CURL *c = curl_easy_init();
+    char url[64], target[128], auth[300];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+    snprintf(target, sizeof target, "X-Amz-Target: DynamoDB_20120810.%s", op);
+    snprintf(auth, sizeof auth, "Authorization: AWS4-HMAC-SHA256 Credential=%s/20231114/us-east-1/dynamodb/aws4_request, "
+             "SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef", key);
+    struct curl_slist *hl = curl_slist_append(NULL, target);
+    hl = curl_slist_append(hl, "Content-Type: " CT);
+    hl = curl_slist_append(hl, auth);
+    hl = curl_slist_append(hl, "X-Amz-Date: 20231114T221320Z");
+    text t = { NULL, 0 };
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_text);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    long status = 0;
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    *out = t.p;
+    return status;
+}
+
+START_TEST(program_option)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/fakedb/fakedb", DYNALOCK_BINARY_DIR);
+    int fd, st;
+    char *valued[] = { program, "--separate-databases=yes", NULL };
+    pid_t pid = spawn(valued, &fd);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 64);
+
+    char *run[] = { program, "--port", "0", "--separate-databases", NULL };
+    pid = spawn(run, &fd);
+    char line[256];
+    size_t n = 0;
+    while (n < sizeof line - 1 && read(fd, line + n, 1) == 1 && line[n] != '\n')
+        n++;
+    line[n] = 0;
+    const char *at = strstr(line, "fakedb listening on http://127.0.0.1:");
+    ck_assert_msg(at != NULL, "output: %s", line);
+    int port = atoi(at + strlen("fakedb listening on http://127.0.0.1:"));
+    char *out = NULL;
+    ck_assert_int_eq(program_call(port, "AKIDALPHA", "CreateTable", TABLE_PK, &out), 200);
+    free(out);
+    ck_assert_int_eq(program_call(port, "AKIDBETA", "ListTables", "{}", &out), 200);
+    ck_assert_msg(strstr(out, "\"TableNames\":[]"), "%s", out);
+    free(out);
+    ck_assert_int_eq(program_call(port, "AKIDALPHA", "ListTables", "{}", &out), 200);
+    ck_assert_msg(strstr(out, "\"TableNames\":[\"Tbl\"]"), "%s", out);
+    free(out);
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("fakedb_databases");
@@ -391,6 +483,7 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("files");
     tcase_add_test(tc, files_beside_db_survive_a_restart);
+    tcase_add_test(tc, program_option);
     suite_add_tcase(s, tc);
     return s;
 }
