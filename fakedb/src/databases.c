@@ -183,8 +183,11 @@ void fakedb__databases_each(fakedb *db, void (*fn)(void *arg, fakedb__store *st,
     fakedb__database *d = db->dbs;
     size_t n = db->n_dbs;
     pthread_mutex_unlock(&db->dbs_lock);
-    for (size_t i = 0; i < n && d; i++, d = d->next)
+    for (size_t i = 0; i < n; i++) {
         fn(arg, &d->store, d->key, d->region);
+        if (i + 1 < n) /* the last one's next may be being linked now: not read */
+            d = d->next;
+    }
 }
 
 int fakedb__databases_open_existing(fakedb *db, fakedb_error *err)

@@ -9,10 +9,12 @@
 #include "dl_check.h"
 #include <curl/curl.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -292,6 +294,56 @@ START_TEST(metrics_name_each_database)
 }
 END_TEST
 
+/* Keys that arrive at once each get one database: 8 threads, two per key, each creating
+ * a table of its own name while the metrics walk the databases. */
+static void *first_requests(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    char key[32], body[512];
+    snprintf(key, sizeof key, "AKIDRACE%d", i / 2);
+    snprintf(body, sizeof body, "{\"TableName\":\"Tbl%d\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", i % 2);
+    fdbt_resp r = as(key, "us-east-1", "CreateTable", body);
+    long status = r.status;
+    fdbt_free(&r);
+    return (void *)(intptr_t)status;
+}
+
+static void *scrape_metrics(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 4; i++) {
+        fdbt_resp r = fdbt_raw("GET", "/fake/metrics", NULL, NULL, NULL, NULL, 0);
+        fdbt_free(&r);
+        r = fdbt_raw("GET", "/fake/console/api/databases", NULL, NULL, NULL, NULL, 0);
+        fdbt_free(&r);
+    }
+    return NULL;
+}
+
+START_TEST(keys_arriving_at_once)
+{
+    pthread_t th[8], scraper;
+    ck_assert_int_eq(pthread_create(&scraper, NULL, scrape_metrics, NULL), 0);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, first_requests, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 8; i++) {
+        void *status;
+        pthread_join(th[i], &status);
+        ck_assert_int_eq((int)(intptr_t)status, 200);
+    }
+    pthread_join(scraper, NULL);
+    char key[32];
+    for (int k = 0; k < 4; k++) {
+        snprintf(key, sizeof key, "AKIDRACE%d", k);
+        expect_tables(key, "us-east-1", "Tbl0,Tbl1");
+    }
+    fdbt_resp r = fdbt_raw("GET", "/fake/console/api/databases", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "databases")), 4);
+    fdbt_free(&r);
+}
+END_TEST
+
 START_TEST(databases_are_limited)
 {
     char key[32];
@@ -476,6 +528,7 @@ static Suite *suite(void)
     tcase_add_test(tc, console_names_the_database);
     tcase_add_test(tc, metrics_name_each_database);
     tcase_add_test(tc, databases_are_limited);
+    tcase_add_test(tc, keys_arriving_at_once);
     suite_add_tcase(s, tc);
     tc = tcase_create("shared");
     tcase_add_checked_fixture(tc, setup_shared, teardown);
