@@ -183,7 +183,7 @@ bool fakedb__signed(fakedb *db, fakedb__http_req *rq, char *why, size_t n);
  * and digits, the regions lower-case letters, digits and '-'. */
 #define FDB_DB_KEY_MAX 128
 #define FDB_DB_REGION_MAX 32
-#define FDB_MAX_DATABASES 1024
+#define FDB_MAX_DATABASES 256
 /* The store a DynamoDB request acts on: db->store when databases are shared, else that
  * of its credential scope, made on first use; NULL with *why set: FAKEDB_EINVAL for a
  * key that is not letters and digits, FAKEDB_ELIMIT past FDB_MAX_DATABASES, else the
