@@ -19,7 +19,7 @@ static const char k_usage[] =
     "              [--clock system|fake[:EPOCH_MS]] [--credentials KEY:SECRET]\n"
     "              [--threads N] [--idle-timeout MS] [--max-connections N] [--log]\n"
     "              [--cors ORIGINS|none] [--account-id ID] [--delay-transient-statuses[=MS]]\n"
-    "              [--help] [--version]\n";
+    "              [--separate-databases] [--help] [--version]\n";
 
 static const char k_help[] =
     "A fake DynamoDB server: DynamoDB's JSON protocol over HTTP, stored in sqlite.\n"
@@ -46,6 +46,10 @@ static const char k_help[] =
     "                          new tables stay CREATING, updated ones UPDATING and\n"
     "                          deleted ones DELETING for MS (default 5000) ms of the\n"
     "                          server's clock\n"
+    "  --separate-databases    a database per access key and region of the requests'\n"
+    "                          signatures, as DynamoDB Local without -sharedDb (default:\n"
+    "                          one database shared by all); with --db PATH, each is\n"
+    "                          the file PATH.KEY_REGION.sqlite\n"
     "  --help, --version\n"
     "\n"
     "It prints \"fakedb listening on http://HOST:PORT\" once it serves. SIGTERM or SIGINT\n"
@@ -118,13 +122,15 @@ int main(int argc, char **argv)
         static const char *const known[] = { "--help", "--version", "--log", "--host", "--port",
                                              "--threads", "--port-file", "--db", "--credentials",
                                              "--clock", "--idle-timeout", "--max-connections", "--cors",
-                                             "--account-id", "--delay-transient-statuses", NULL };
+                                             "--account-id", "--delay-transient-statuses",
+                                             "--separate-databases", NULL };
         bool is_known = false;
         for (size_t k = 0; known[k]; k++)
             is_known = is_known || !strcmp(name, known[k]);
         if (!is_known)
             return usage_error("unknown option", arg);
-        bool flag = !strcmp(name, "--help") || !strcmp(name, "--version") || !strcmp(name, "--log");
+        bool flag = !strcmp(name, "--help") || !strcmp(name, "--version") || !strcmp(name, "--log") ||
+                    !strcmp(name, "--separate-databases");
         bool value_optional = !strcmp(name, "--delay-transient-statuses");
         if (value_optional && eq) {
             val = eq + 1;
@@ -148,6 +154,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(name, "--log")) {
             o.log_requests = true;
+        } else if (!strcmp(name, "--separate-databases")) {
+            o.separate_databases = true;
         } else if (!strcmp(name, "--host")) {
             if (!*val)
                 return usage_error("bad --host", val);

@@ -55,15 +55,26 @@
 
   function status(msg) { $('status').textContent = msg || ''; }
 
+  // With separate databases (fakedb --separate-databases) the page's own ?access_key=
+  // and &region= name the database shown; every API call carries them on.
+  const DB = (() => {
+    const q = new URLSearchParams(location.search), out = new URLSearchParams();
+    for (const k of ['access_key', 'region']) if (q.get(k)) out.set(k, q.get(k));
+    return out.toString();
+  })();
+  function withDb(path) {
+    return DB ? path + (path.includes('?') ? '&' : '?') + DB : path;
+  }
+
   async function get(path) {
-    const r = await fetch(API + path, { cache: 'no-store', credentials: 'same-origin' });
+    const r = await fetch(API + withDb(path), { cache: 'no-store', credentials: 'same-origin' });
     const body = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error(body.error || body.message || ('HTTP ' + r.status));
     return body;
   }
 
   async function change(method, path, body) {
-    const r = await fetch(API + path, {
+    const r = await fetch(API + withDb(path), {
       method, credentials: 'same-origin', cache: 'no-store',
       headers: { 'Content-Type': 'application/json', 'X-Fakedb-Console': '1' },
       body: body === undefined ? undefined : JSON.stringify(body),

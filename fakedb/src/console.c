@@ -135,12 +135,26 @@ static bool serve_file(const char *name, fakedb__http_resp *rs)
     return false;
 }
 
+/* The database this thread's console request shows (fakedb__console_handle sets it):
+ * db->store, or with separate databases the one its access_key and region name. */
+static _Thread_local fakedb__store *tl_store;
+
+/* The databases there are, for the console's chooser: [{access_key, region}]. */
+static void add_database(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    (void)st;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "access_key", json_object_new_string(key));
+    json_object_object_add(o, "region", json_object_new_string(region));
+    json_object_array_add(arg, o);
+}
+
 /* Runs operation op on req (taken); its body, or NULL with rs answered. */
 static json_object *call(fakedb *db, int op, json_object *req, fakedb__http_resp *rs)
 {
     fakedb__reply r;
     memset(&r, 0, sizeof r);
-    fakedb__op_call(op, &db->store, req, &r);
+    fakedb__op_call(op, tl_store ? tl_store : &db->store, req, &r);
     json_object_put(req);
     if (r.err.type) {
         const char *h = strchr(r.err.type, '#');
@@ -356,15 +370,16 @@ static void api_history(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
     history h = { key, json_object_new_array() };
     int streams = 0;
     int rc = 0;
-    pthread_mutex_lock(&db->store.lock);
+    fakedb__store *st = tl_store ? tl_store : &db->store;
+    pthread_mutex_lock(&st->lock);
     int64_t after = 0;
     for (;;) {
         fakedb__stream list[16];
         size_t n = 0;
-        rc = fakedb__stream_list(&db->store, name, after, 16, list, &n);
+        rc = fakedb__stream_list(st, name, after, 16, list, &n);
         for (size_t i = 0; i < n; i++) {
             if (!rc)
-                rc = fakedb__stream_records(&db->store, list[i].id, 0, 1000000, on_record, &h);
+                rc = fakedb__stream_records(st, list[i].id, 0, 1000000, on_record, &h);
             after = list[i].id;
             fakedb__stream_clear(&list[i]);
             streams++;
@@ -372,7 +387,7 @@ static void api_history(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs)
         if (rc || n < 16)
             break;
     }
-    pthread_mutex_unlock(&db->store.lock);
+    pthread_mutex_unlock(&st->lock);
     json_object_put(key);
     if (rc) {
         json_object_put(h.out);
@@ -726,6 +741,27 @@ int fakedb__console_handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *
         return 0;
     }
     const char *api = path + 4;
+    tl_store = &db->store;
+    if (db->separate_dbs && !strcmp(api, "/databases") && get) {
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+        fakedb__databases_each(db, add_database, a);
+        json_object_object_add(o, "databases", a);
+        reply(rs, 200, o);
+        return 0;
+    }
+    if (db->separate_dbs && (!strcmp(api, "/tables") || !strcmp(api, "/items") || !strcmp(api, "/history") ||
+                             !strcmp(api, "/locks"))) {
+        const char *key = rq->get_arg(rq->arg_ctx, "access_key"), *region = rq->get_arg(rq->arg_ctx, "region");
+        if (!key || !region) {
+            reply_error(rs, 400, "fakedb keeps a database per access key and region: name one with ?access_key=KEY&region=REGION (GET /fake/console/api/databases lists them)");
+            return 0;
+        }
+        tl_store = fakedb__database_named(db, key, region);
+        if (!tl_store) {
+            reply_error(rs, 404, "no database for that access key and region (GET /fake/console/api/databases lists them)");
+            return 0;
+        }
+    }
     if (!get) {
         const char *why = forged(rq);
         if (why) {

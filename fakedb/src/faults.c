@@ -127,6 +127,14 @@ typedef struct match_ctx {
     bool hit;
 } match_ctx;
 
+/* The request's database (databases.c), set by protocol.c before it matches faults. */
+static _Thread_local fakedb__store *tl_store;
+
+void fakedb__faults_store_set(fakedb__store *st)
+{
+    tl_store = st;
+}
+
 static void match_entry(match_ctx *m, const char *table, json_object *body)
 {
     if (m->hit || !table)
@@ -138,12 +146,13 @@ static void match_entry(match_ctx *m, const char *table, json_object *body)
         return;
     }
     const char *pk = NULL;
-    pthread_mutex_lock(&m->db->store.lock);
-    fakedb__table *t = fakedb__table_find(&m->db->store, table);
+    fakedb__store *st = tl_store ? tl_store : &m->db->store;
+    pthread_mutex_lock(&st->lock);
+    fakedb__table *t = fakedb__table_find(st, table);
     char name[256] = "";
     if (t)
         snprintf(name, sizeof name, "%s", t->pk);
-    pthread_mutex_unlock(&m->db->store.lock);
+    pthread_mutex_unlock(&st->lock);
     pk = name[0] ? name : NULL;
     json_object *k = fakedb__json_get(body, "Key");
     json_object *it = fakedb__json_get(body, "Item");

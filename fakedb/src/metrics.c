@@ -225,7 +225,35 @@ static void put_durations(dl_buf *b, const fakedb__metrics *m)
     }
 }
 
-static void put_tables(dl_buf *b, fakedb__store *st)
+typedef struct tables_ctx {
+    dl_buf *b;
+    int g;
+} tables_ctx;
+
+/* One database's tables for gauge ctx->g; with separate databases each line names the
+ * database's access key and region too. */
+static void put_store_tables(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    static const char *const names[2] = { "fakedb_table_items", "fakedb_table_bytes" };
+    tables_ctx *c = arg;
+    pthread_mutex_lock(&st->lock);
+    for (const fakedb__table *t = st->tables; t; t = t->next) {
+        put_fmt(c->b, "%s{", names[c->g]);
+        if (key) {
+            dl__buf_puts(c->b, "access_key=\"");
+            put_label(c->b, key);
+            dl__buf_puts(c->b, "\",region=\"");
+            put_label(c->b, region);
+            dl__buf_puts(c->b, "\",");
+        }
+        dl__buf_puts(c->b, "table=\"");
+        put_label(c->b, t->name);
+        put_fmt(c->b, "\"} %" PRId64 "\n", c->g ? t->size_bytes : t->item_count);
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void put_tables(dl_buf *b, fakedb *db)
 {
     static const char *const names[2] = { "fakedb_table_items", "fakedb_table_bytes" };
     static const char *const helps[2] = {
@@ -234,13 +262,8 @@ static void put_tables(dl_buf *b, fakedb__store *st)
     };
     for (int g = 0; g < 2; g++) {
         head(b, names[g], "gauge", helps[g]);
-        pthread_mutex_lock(&st->lock);
-        for (const fakedb__table *t = st->tables; t; t = t->next) {
-            put_fmt(b, "%s{table=\"", names[g]);
-            put_label(b, t->name);
-            put_fmt(b, "\"} %" PRId64 "\n", g ? t->size_bytes : t->item_count);
-        }
-        pthread_mutex_unlock(&st->lock);
+        tables_ctx c = { b, g };
+        fakedb__databases_each(db, put_store_tables, &c);
     }
 }
 
@@ -261,7 +284,7 @@ char *fakedb__metrics_text(fakedb *db, unsigned open_connections, size_t *len)
     put_requests(&b, &db->metrics);
     put_errors(&b, &db->metrics);
     put_durations(&b, &db->metrics);
-    put_tables(&b, &db->store);
+    put_tables(&b, db);
     put_faults(&b, &db->metrics);
     head(&b, "fakedb_open_connections", "gauge",
          "Client connections open now (the scrape's own included).");

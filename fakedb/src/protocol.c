@@ -506,6 +506,20 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         memcpy(rs->table, tname, n);
         rs->table[n] = 0;
     }
+    fakedb_error why = { 0 };
+    fakedb__store *store = fakedb__database_for(db, rq->authorization, &why);
+    if (!store) {
+        if (why.code == FAKEDB_EINVAL)
+            fakedb__answer_error(rs, 400, FDB_E_UNRECOGNIZED, why.message);
+        else if (why.code == FAKEDB_ELIMIT)
+            fakedb__answer_error(rs, 400, FDB_E_LIMIT, why.message);
+        else
+            fakedb__answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
+        fakedb__stat_count(db, op, false);
+        json_object_put(req);
+        return op;
+    }
+    fakedb__faults_store_set(store);
     fakedb__fault_hit hit;
     const char *name = fakedb__op_name(op);
     if (!after_delay && fakedb__fault_match(db, name, req, FAKEDB_FAULT_DELAY, &hit) && hit.delay_ms > 0) {
@@ -548,7 +562,7 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
     for (size_t i = 0; op == FDB_OP_DESCRIBE_ENDPOINTS && i < rq->n_headers; i++)
         if (!strcasecmp(rq->headers[i].name, "host"))
             r.host = rq->headers[i].value;
-    fakedb__op_call(op, &db->store, req, &r);
+    fakedb__op_call(op, store, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);
     rs->lose = lose;

@@ -70,7 +70,11 @@ struct fakedb {
     char endpoint[96];
     struct MHD_Daemon *mhd;     /* server */
 
-    fakedb__store store;        /* data: sqlite, tables (store.lock) */
+    fakedb__store store;        /* data: sqlite, tables (store.lock); the shared database */
+    bool separate_dbs;          /* a database per access key and region (databases.c) */
+    pthread_mutex_t dbs_lock;   /* dbs, n_dbs; taken before a store's lock, never after */
+    struct fakedb__database *dbs;
+    size_t n_dbs;
     fakedb__clock clock;
 
     pthread_mutex_t fault_lock;
@@ -121,6 +125,9 @@ bool fakedb__fault_covers(const void *h, const char *table, const char *pk, json
 bool fakedb__fault_match(fakedb *db, const char *op, json_object *req,
                          fakedb_fault_kind kind, fakedb__fault_hit *hit);
 json_object *fakedb__faults_json(fakedb *db);
+/* The database whose tables a fault's key filter is read against, for the requests this
+ * thread matches from now on (protocol.c sets it per request); NULL: db->store. */
+void fakedb__faults_store_set(fakedb__store *st);
 /* Adds the fault a JSON object describes (the body of POST /fake/faults): its id, or -1
  * (FAKEDB_ELIMIT for a string over its limit or too many faults, FAKEDB_ENOMEM) with *why
  * set to a static message. */
@@ -171,6 +178,26 @@ void fakedb__resp_json(fakedb__http_resp *rs, int status, json_object *o);
 /* Whether rq is signed with the server's credentials as a DynamoDB request must be
  * (the same checks); when not, why (DynamoDB's message) goes to why. */
 bool fakedb__signed(fakedb *db, fakedb__http_req *rq, char *why, size_t n);
+
+/* databases.c: a database per access key and region (separate_dbs). The keys are letters
+ * and digits, the regions lower-case letters, digits and '-'. */
+#define FDB_DB_KEY_MAX 128
+#define FDB_DB_REGION_MAX 32
+#define FDB_MAX_DATABASES 256
+/* The store a DynamoDB request acts on: db->store when databases are shared, else that
+ * of its credential scope, made on first use; NULL with *why set: FAKEDB_EINVAL for a
+ * key that is not letters and digits, FAKEDB_ELIMIT past FDB_MAX_DATABASES, else the
+ * database could not be opened. */
+fakedb__store *fakedb__database_for(fakedb *db, const char *authorization, fakedb_error *why);
+/* Database (key, region) if it exists (db->store when shared), else NULL. */
+fakedb__store *fakedb__database_named(fakedb *db, const char *key, const char *region);
+/* Calls fn for every database (the shared one: key and region NULL), in creation order. */
+void fakedb__databases_each(fakedb *db, void (*fn)(void *arg, fakedb__store *st, const char *key,
+                                                   const char *region),
+                            void *arg);
+/* With separate_dbs and a file: opens the FILE.KEY_REGION.sqlite beside it. */
+int fakedb__databases_open_existing(fakedb *db, fakedb_error *err);
+void fakedb__databases_free(fakedb *db);
 
 /* metrics.c. A request is counted once it is answered (or lost): op -1 for an unknown
  * operation, status 0 when no answer was sent, error_type "" or NULL on success. */

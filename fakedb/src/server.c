@@ -210,6 +210,13 @@ void fakedb__wake_waiters(fakedb *db)
     resume_list(due);
 }
 
+/* Expires the items due in one database (fakedb__databases_each). */
+static void sweep_one(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    (void)arg, (void)key, (void)region;
+    fakedb__ttl_sweep(st);
+}
+
 static void *ticker_main(void *arg)
 {
     fakedb *db = arg;
@@ -242,7 +249,7 @@ static void *ticker_main(void *arg)
         }
         if (!fake && fakedb__mono_ms() >= next_sweep) {
             pthread_mutex_unlock(&db->wait_lock);
-            fakedb__ttl_sweep(&db->store);
+            fakedb__databases_each(db, sweep_one, NULL);
             pthread_mutex_lock(&db->wait_lock);
             next_sweep = fakedb__mono_ms() + 1000;
             continue;
@@ -490,6 +497,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
         char id[53], crc[16];
         fakedb__request_id(db, id);
         MHD_add_response_header(resp, "x-amzn-RequestId", id);
+        MHD_add_response_header(resp, "Server", "Server"); /* what DynamoDB names itself */
         snprintf(crc, sizeof crc, "%u", rs->crc32);
         MHD_add_response_header(resp, "x-amz-crc32", crc);
     }
@@ -718,6 +726,8 @@ static void server_free(fakedb *db)
         pthread_mutex_unlock(&db->wait_lock);
         pthread_join(db->ticker, NULL);
     }
+    fakedb__databases_free(db);
+    pthread_mutex_destroy(&db->dbs_lock);
     fakedb__store_close(&db->store);
     fakedb__faults_free(db);
     pthread_mutex_destroy(&db->store.lock);
@@ -793,6 +803,7 @@ fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_erro
         return NULL;
     }
     pthread_mutex_init(&db->store.lock, NULL);
+    pthread_mutex_init(&db->dbs_lock, NULL);
     pthread_mutex_init(&db->clock.lock, NULL);
     pthread_mutex_init(&db->fault_lock, NULL);
     pthread_condattr_t fca;
@@ -816,6 +827,7 @@ fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_erro
     db->db_path = o->db_path ? strdup(o->db_path) : NULL;
     db->threads = o->threads ? o->threads : 4;
     db->log_requests = o->log_requests;
+    db->separate_dbs = o->separate_databases;
     db->clock.fake = o->fake_clock;
     db->idle_timeout_ms = o->idle_timeout_ms ? o->idle_timeout_ms : DEFAULT_IDLE_TIMEOUT_MS;
     if (o->max_connections) {
@@ -855,6 +867,8 @@ fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_erro
     pthread_mutex_lock(&db->store.lock);
     int rc = fakedb__store_open(&db->store, err);
     pthread_mutex_unlock(&db->store.lock);
+    if (!rc)
+        rc = fakedb__databases_open_existing(db, err);
     if (rc) {
         server_free(db);
         return NULL;
@@ -956,13 +970,20 @@ const char *fakedb_endpoint(const fakedb *db)
     return db ? db->endpoint : NULL;
 }
 
+static void reset_one(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    (void)arg, (void)key, (void)region;
+    pthread_mutex_lock(&st->lock);
+    fakedb__store_reset(st);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* Every database, shared or separate. */
 void fakedb_reset(fakedb *db)
 {
     if (!db)
         return;
-    pthread_mutex_lock(&db->store.lock);
-    fakedb__store_reset(&db->store);
-    pthread_mutex_unlock(&db->store.lock);
+    fakedb__databases_each(db, reset_one, NULL);
     fakedb_fault_clear(db);
     pthread_mutex_lock(&db->stats_lock);
     memset(db->stat_requests, 0, sizeof db->stat_requests);
@@ -980,6 +1001,14 @@ int fakedb_create_table(fakedb *db, const char *name, const char *pk, const char
         if (err) {
             err->code = FAKEDB_EINVAL;
             snprintf(err->message, sizeof err->message, "a table name and a partition key are required");
+        }
+        return FAKEDB_EINVAL;
+    }
+    if (db->separate_dbs) {
+        if (err) {
+            err->code = FAKEDB_EINVAL;
+            snprintf(err->message, sizeof err->message,
+                     "with separate databases a table belongs to an access key and region: create it by a signed request");
         }
         return FAKEDB_EINVAL;
     }
@@ -1026,7 +1055,7 @@ static int clock_move(fakedb *db, bool relative, int64_t v)
     int rc = fakedb__clock_move(&db->clock, relative, v);
     if (rc)
         return rc;
-    fakedb__ttl_sweep(&db->store);
+    fakedb__databases_each(db, sweep_one, NULL);
     fakedb__wake_waiters(db);
     return 0;
 }

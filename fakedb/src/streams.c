@@ -61,9 +61,56 @@ static int stream_not_found(fakedb__reply *r, const char *arn)
     return fakedb__reply_fail(r, FDB_E_NOT_FOUND, "Requested resource not found: Stream: %s not found", arn);
 }
 
-/* Finds the stream after trimming what retention let go; 1 found, else r filled. */
+static bool in_set(char c, const char *set)
+{
+    return c && strchr(set, c);
+}
+
+/* Whether arn has a stream ARN's form, arn:PARTITION:dynamodb:REGION:ACCOUNT:table/
+ * TABLE/stream/LABEL (a 12-digit account, a table name's characters and length, the
+ * label a time to the millisecond, as stream_store.c writes it). */
+static bool arn_well_formed(const char *arn)
+{
+    static const char lower[] = "abcdefghijklmnopqrstuvwxyz0123456789-";
+    static const char name[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
+    const char *p = arn;
+    if (strncmp(p, "arn:aws", 7))
+        return false;
+    for (p += 7; in_set(*p, lower); p++)
+        ;
+    if (strncmp(p, ":dynamodb:", 10))
+        return false;
+    const char *region = p += 10;
+    while (in_set(*p, lower))
+        p++;
+    if (p == region || *p++ != ':')
+        return false;
+    for (int i = 0; i < 12; i++, p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    if (strncmp(p, ":table/", 7))
+        return false;
+    const char *table = p += 7;
+    while (in_set(*p, name))
+        p++;
+    if (p - table < 3 || p - table > 255 || strncmp(p, "/stream/", 8))
+        return false;
+    p += 8;
+    /* YYYY-MM-DDTHH:MM:SS.mmm */
+    static const char form[] = "dddd-dd-ddTdd:dd:dd.ddd";
+    for (size_t i = 0; i < sizeof form - 1; i++)
+        if (form[i] == 'd' ? (p[i] < '0' || p[i] > '9') : p[i] != form[i])
+            return false;
+    return p[sizeof form - 1] == 0;
+}
+
+/* Finds the stream after trimming what retention let go; 1 found, else r filled: a
+ * ValidationException for what is no stream ARN, as DynamoDB Streams answers ("Invalid
+ * StreamArn"), ResourceNotFoundException for a stream ARN that names no stream. */
 static int find_stream(fakedb__store *db, const char *arn, fakedb__stream *s, fakedb__reply *r)
 {
+    if (!arn_well_formed(arn))
+        return fakedb__reply_fail_validation(r, "Invalid StreamArn");
     fakedb__streams_trim(db, fakedb__now_ms(db->clock));
     int found = fakedb__stream_get(db, arn, s);
     if (found < 0)
@@ -137,13 +184,37 @@ int fakedb__op_list_streams(fakedb__store *db, json_object *req, fakedb__reply *
 
 /* ---- DescribeStream ---- */
 
+/* ShardFilter {Type: CHILD_SHARDS, ShardId}: *child_of is the parent shard named, NULL
+ * without a filter. The API's shape has both members optional; a filter without both
+ * filters nothing DynamoDB documents, so it is refused. */
+static int shard_filter(json_object *req, const char **child_of, fakedb__reply *r)
+{
+    json_object *f = fakedb__json_get(req, "ShardFilter");
+    *child_of = NULL;
+    if (!f)
+        return 0;
+    if (!json_object_is_type(f, json_type_object))
+        return fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Start of structure or map found where not expected.");
+    const char *type, *shard;
+    if (str_param(f, "Type", "shardFilter.type", false, 0, 64, &type, r) ||
+        str_param(f, "ShardId", "shardFilter.shardId", false, 28, 65, &shard, r))
+        return -1;
+    if (type && strcmp(type, "CHILD_SHARDS"))
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'shardFilter.type' failed to satisfy constraint: Member must satisfy enum value set: [CHILD_SHARDS]", type);
+    if (!type || !shard)
+        return fakedb__reply_fail_validation(r, "ShardFilter needs both Type (CHILD_SHARDS) and ShardId");
+    *child_of = shard;
+    return 0;
+}
+
 int fakedb__op_describe_stream(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     const char *arn, *start;
     int64_t limit;
+    const char *child_of = NULL;
     if (str_param(req, "StreamArn", "streamArn", true, 37, 1024, &arn, r) ||
         str_param(req, "ExclusiveStartShardId", "exclusiveStartShardId", false, 28, 65, &start, r) ||
-        limit_param(req, 100, 100, &limit, r))
+        limit_param(req, 100, 100, &limit, r) || shard_filter(req, &child_of, r))
         return -1;
     fakedb__stream s;
     pthread_mutex_lock(&db->lock);
@@ -161,7 +232,8 @@ int fakedb__op_describe_stream(fakedb__store *db, json_object *req, fakedb__repl
     json_object *ks = fakedb__json_from_text(s.key_schema);
     json_object_object_add(d, "KeySchema", ks ? ks : json_object_new_array());
     json_object *shards = json_object_new_array();
-    if (!start || strcmp(start, s.shard) < 0) {
+    /* A stream's one shard never splits: it is no shard's child, and has none. */
+    if (!child_of && (!start || strcmp(start, s.shard) < 0)) {
         char a[32], b[32];
         json_object *sh = json_object_new_object(), *range = json_object_new_object();
         json_object_object_add(sh, "ShardId", json_object_new_string(s.shard));
@@ -365,10 +437,11 @@ int fakedb__op_get_records(fakedb__store *db, json_object *req, fakedb__reply *r
     if (str_param(req, "ShardIterator", "shardIterator", true, 1, 2048, &it, r) ||
         limit_param(req, MAX_RECORDS, INT32_MAX, &limit, r))
         return -1;
-    /* the API's shape has no maximum: the service refuses more than 1000 (the API
-     * reference's errors of GetRecords) */
+    /* the API's shape has no maximum: the service refuses more than 1000 with
+     * LimitExceededException, in the words of the Streams API reference (DynamoDB Local
+     * answers a ValidationException: docs/fakedb.md) */
     if (limit > MAX_RECORDS)
-        return fakedb__reply_fail(r, FDB_E_LIMIT, "GetRecords was called with a Limit of %lld, more than 1000", (long long)limit);
+        return fakedb__reply_fail(r, FDB_E_LIMIT, "GetRecords was called with a value of more than 1000 for the limit request parameter");
     char arn[1100];
     int64_t pos, issued;
     if (!iterator_parse(it, arn, sizeof arn, &pos, &issued))

@@ -213,11 +213,26 @@ static int check_throughput(json_object *pt, bool on_demand, const char *what, f
             return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
         return 0;
     }
-    json_object *rc = fakedb__json_get(pt, "ReadCapacityUnits"), *wc = fakedb__json_get(pt, "WriteCapacityUnits");
-    if (!pt || !rc || !wc)
+    if (!pt)
         return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
-    if (json_object_get_int64(rc) < 1 || json_object_get_int64(wc) < 1)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '0' at '%s.readCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1", what);
+    /* Given without a unit, or with one below 1: the shape's constraints, each member
+     * that fails named as DynamoDB's validation names it, read before write. */
+    static const char *const members[2] = { "ReadCapacityUnits", "WriteCapacityUnits" };
+    static const char *const fields[2] = { "readCapacityUnits", "writeCapacityUnits" };
+    char msgs[2][600];
+    int bad = 0;
+    for (int i = 0; i < 2; i++) {
+        json_object *u = fakedb__json_get(pt, members[i]);
+        if (!u)
+            snprintf(msgs[bad++], sizeof msgs[0], "Value null at '%s.%s' failed to satisfy constraint: Member must not be null", what, fields[i]);
+        else if (json_object_get_int64(u) < 1)
+            snprintf(msgs[bad++], sizeof msgs[0], "Value '%lld' at '%s.%s' failed to satisfy constraint: Member must have value greater than or equal to 1",
+                     (long long)json_object_get_int64(u), what, fields[i]);
+    }
+    if (bad == 1)
+        return fakedb__reply_fail_validation(r, "1 validation error detected: %s", msgs[0]);
+    if (bad == 2)
+        return fakedb__reply_fail_validation(r, "2 validation errors detected: %s; %s", msgs[0], msgs[1]);
     return 0;
 }
 

@@ -2,7 +2,10 @@
 """Runs docs/ci.md's recipe: the shell blocks marked `<!-- ci-recipe: NAME -->`, as they
 are, in a scratch checkout with GitHub Actions' conventions ($RUNNER_TEMP, $GITHUB_ENV,
 $GITHUB_PATH), and checks the workflow's run: steps against them, so the page cannot drift.
-Usage: ci_recipe.py SOURCE_DIR source|deb|docker   (exits 77 when a path cannot run here)"""
+Usage: ci_recipe.py SOURCE_DIR source|deb|docker   (exits 77 when a path cannot run here)
+deb mode installs the fakedb package system-wide for a moment, under the lock packaging_deb
+takes; DYNALOCK_DEBS_PREBUILT=DIR gives it packages already built (see deb_block)."""
+import fcntl
 import os
 import re
 import shutil
@@ -98,6 +101,36 @@ def scratch_checkout(src, into, copy_all):
             os.symlink(os.path.join(src, entry), os.path.join(into, entry))
 
 
+def deb_block(text, checkout):
+    """The deb block to run. With DYNALOCK_DEBS_PREBUILT=DIR (.ci/run: the packages that
+    packaging_deb built from this tree and lintian checked a moment before), its
+    `scripts/package.sh` line is not run again: its arguments are checked against what
+    package.sh accepts, its --out folder gets DIR's packages, and the rest runs as
+    written. Otherwise the block runs as it is."""
+    prebuilt = os.environ.get("DYNALOCK_DEBS_PREBUILT")
+    if not prebuilt:
+        return text
+    lines = text.splitlines(keepends=True)
+    words = lines[0].split()
+    assert words[0] == "scripts/package.sh", "ci.md: the deb block does not start with scripts/package.sh"
+    out, args = "build-deb", words[1:]
+    while args:
+        if args[0] == "--out" and len(args) > 1:
+            out, args = args[1], args[2:]
+        elif args[0] == "--no-lintian":
+            args = args[1:]
+        else:
+            raise SystemExit("ci.md: scripts/package.sh takes no argument %r" % args[0])
+    debs = sorted(f for f in os.listdir(prebuilt) if f.endswith(".deb"))
+    if len(debs) != 4:
+        raise SystemExit("ci_recipe: %s holds %d packages, not 4" % (prebuilt, len(debs)))
+    os.makedirs(os.path.join(checkout, out))
+    for f in debs:
+        shutil.copy2(os.path.join(prebuilt, f), os.path.join(checkout, out, f))
+    print("ci_recipe: %s: the packages packaging_deb built, from %s" % (lines[0].strip(), prebuilt))
+    return "".join(lines[1:])
+
+
 def pid_gone(pid):
     # The server was started by a block's shell that has exited: it is not our child,
     # so wait for it to go as `tail --pid` does (it polls; a test of an exit, not a sleep
@@ -146,6 +179,9 @@ def main(src, mode):
         if os.geteuid() != 0 or not shutil.which("dpkg"):
             print("ci_recipe: skipped: needs root and dpkg")
             return SKIP
+        # One package test at a time on a machine: packaging_deb's lock (tests/packaging/deb.sh).
+        lock = open("/var/lock/dynalock-packaging-test.lock", "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Abbrev}", "fakedb"],
                           capture_output=True, text=True).stdout.startswith("ii"):
             print("ci_recipe: skipped: fakedb is installed already")
@@ -178,7 +214,7 @@ def main(src, mode):
             runner.run("pytest", found["pytest"][1])
         elif mode == "deb":
             try:
-                runner.run("deb", found["deb"][1])
+                runner.run("deb", deb_block(found["deb"][1], checkout))
                 assert shutil.which("fakedb", path=runner.env["PATH"]) == "/usr/bin/fakedb"
                 serve_and_stop(runner, found, runner_temp)
             finally:

@@ -1,12 +1,21 @@
 /* test_items.c: fakedb's item operations over HTTP: GetItem, PutItem, UpdateItem,
  * DeleteItem with conditions and ReturnValues, AttributeValue validation, tables,
- * BatchGetItem/BatchWriteItem and transactions. */
+ * BatchGetItem/BatchWriteItem and transactions; ProvisionedThroughput's unit checks and
+ * the Server header of DynamoDB's answers. */
 #include "fdbt.h"
 
 #include <check.h>
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+static size_t discard(char *p, size_t sz, size_t n, void *arg)
+{
+    (void)p, (void)arg;
+    return sz * n;
+}
 
 static void setup(void)
 {
@@ -225,6 +234,118 @@ START_TEST(value_validation)
     strcpy(huge + n + big, "\"}}}");
     expect_error("PutItem", huge, "ValidationException", "Item size has exceeded the maximum allowed size");
     free(huge);
+}
+END_TEST
+
+/* ProvisionedThroughput given without a unit, or with one below 1: each member named as
+ * DynamoDB's validation names it; absent altogether with PROVISIONED: its own message. */
+START_TEST(throughput_units_missing)
+{
+    static const char *const bodies[][2] = {
+        { "{\"ReadCapacityUnits\":1}", "1 validation error detected: Value null at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: Member must not be null" },
+        { "{\"WriteCapacityUnits\":1}", "1 validation error detected: Value null at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must not be null" },
+        { "{}", "2 validation errors detected: Value null at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must not be null; "
+                "Value null at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: Member must not be null" },
+        { "{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":0}", "1 validation error detected: Value '0' at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1" },
+        { "{\"ReadCapacityUnits\":-3}", "2 validation errors detected: Value '-3' at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1; "
+                "Value null at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: Member must not be null" },
+    };
+    char body[1024];
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+        snprintf(body, sizeof body, "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"ProvisionedThroughput\":%s}", bodies[i][0]);
+        fdbt_resp r = fdbt_call("CreateTable", body);
+        ck_assert_msg(r.status == 400 && !strcmp(fdbt_error(&r), "ValidationException") && !strcmp(fdbt_message(&r), bodies[i][1]),
+                      "%s: %s", bodies[i][0], r.body);
+        fdbt_free(&r);
+        snprintf(body, sizeof body, "{\"TableName\":\"Shop\",\"BillingMode\":\"PROVISIONED\",\"ProvisionedThroughput\":%s}", bodies[i][0]);
+        r = fdbt_call("UpdateTable", body);
+        ck_assert_msg(r.status == 400 && !strcmp(fdbt_message(&r), bodies[i][1]), "UpdateTable %s: %s", bodies[i][0], r.body);
+        fdbt_free(&r);
+    }
+    /* A global secondary index's throughput: the member is named (the path does not
+     * number the index). */
+    expect_error("CreateTable", "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                 "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1},"
+                 "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"ByG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
+                 "\"Projection\":{\"ProjectionType\":\"ALL\"},\"ProvisionedThroughput\":{\"WriteCapacityUnits\":1}}]}",
+                 "ValidationException", "provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must not be null");
+    /* Both given and valid: created. */
+    expect_ok("CreateTable", "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+              "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":2}}");
+}
+END_TEST
+
+typedef struct server_seen {
+    char value[128];
+    int count;
+} server_seen;
+
+static size_t on_server_header(char *p, size_t sz, size_t n, void *arg)
+{
+    server_seen *s = arg;
+    size_t len = sz * n;
+    if (len > 7 && !strncasecmp(p, "Server:", 7)) {
+        size_t b = 7, e = len;
+        while (b < e && p[b] == ' ')
+            b++;
+        while (e > b && (p[e - 1] == '\r' || p[e - 1] == '\n'))
+            e--;
+        snprintf(s->value, sizeof s->value, "%.*s", (int)(e - b), p + b);
+        s->count++;
+    }
+    return len;
+}
+
+/* The Server header of an answer to `target` (NULL: GET /fake/health). */
+static server_seen server_header(const char *target, const char *body)
+{
+    server_seen s = { "", 0 };
+    CURL *c = curl_easy_init();
+    ck_assert_ptr_nonnull(c);
+    char url[256], th[160];
+    struct curl_slist *hl = NULL;
+    snprintf(url, sizeof url, "%s%s", fakedb_endpoint(fdbt_db), target ? "/" : "/fake/health");
+    if (target) {
+        snprintf(th, sizeof th, "X-Amz-Target: %s", target);
+        hl = curl_slist_append(hl, th);
+        hl = curl_slist_append(hl, "Content-Type: application/x-amz-json-1.0");
+        hl = curl_slist_append(hl, "X-Amz-Date: 20231114T221320Z");
+        hl = curl_slist_append(hl, "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/us-east-1/dynamodb/aws4_request, "
+                                   "SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_server_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &s);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    return s;
+}
+
+/* DynamoDB names itself "Server" in every answer of its API, errors included. */
+START_TEST(answers_name_the_server)
+{
+    server_seen s = server_header("DynamoDB_20120810.ListTables", "{}");
+    ck_assert_int_eq(s.count, 1);
+    ck_assert_str_eq(s.value, "Server");
+    s = server_header("DynamoDB_20120810.DescribeTable", "{\"TableName\":\"Nope\"}");
+    ck_assert_int_eq(s.count, 1);
+    ck_assert_str_eq(s.value, "Server");
+    s = server_header("DynamoDB_20120810.NoSuchThing", "{}");
+    ck_assert_int_eq(s.count, 1);
+    ck_assert_str_eq(s.value, "Server");
+    s = server_header("DynamoDBStreams_20120810.ListStreams", "{}");
+    ck_assert_str_eq(s.value, "Server");
+    /* fakedb's own endpoints are not DynamoDB's answers. */
+    s = server_header(NULL, NULL);
+    ck_assert_int_eq(s.count, 0);
 }
 END_TEST
 
@@ -675,6 +796,8 @@ static Suite *tables_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tables_lifecycle);
+    tcase_add_test(tc, throughput_units_missing);
+    tcase_add_test(tc, answers_name_the_server);
     tcase_add_test(tc, table_projection_and_name_limits);
     suite_add_tcase(s, tc);
     return s;

@@ -3,7 +3,8 @@
  * (PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems, time to live) in
  * commit order and none for a write that changed nothing, the four shard iterator types,
  * paging, iterator expiry and retention on the fake clock, disable and enable again,
- * DeleteTable, and the errors. */
+ * DeleteTable, ShardFilter, malformed and unknown stream ARNs, GetRecords' Limit bounds,
+ * and the errors. */
 #include "fdbt.h"
 
 #include <check.h>
@@ -534,6 +535,127 @@ START_TEST(stream_specification_errors)
 }
 END_TEST
 
+/* ShardFilter CHILD_SHARDS: a stream's one shard has no children; the filter's form. */
+START_TEST(shard_filter)
+{
+    stream_table("Filt", "KEYS_ONLY");
+    char *arn = latest_arn("Filt"), *shard = shard_of(arn);
+    fdbt_resp r = sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":\"CHILD_SHARDS\",\"ShardId\":\"%s\"}}", arn, shard);
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "StreamDescription.Shards")), 0);
+    ck_assert_str_eq(fdbt_str(&r, "StreamDescription.StreamArn"), arn);
+    fdbt_free(&r);
+    /* A shard of no stream has no children either. */
+    r = sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":\"CHILD_SHARDS\",\"ShardId\":\"shardId-00000000000000000000-00000000\"}}", arn);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "StreamDescription.Shards")), 0);
+    fdbt_free(&r);
+    /* Without the filter the shard is there. */
+    r = sc("DescribeStream", "{\"StreamArn\":\"%s\"}", arn);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "StreamDescription.Shards")), 1);
+    ck_assert_str_eq(fdbt_str(&r, "StreamDescription.Shards.0.ShardId"), shard);
+    fdbt_free(&r);
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":\"PARENT_SHARDS\",\"ShardId\":\"%s\"}}", arn, shard),
+               "ValidationException", "Value 'PARENT_SHARDS' at 'shardFilter.type' failed to satisfy constraint: Member must satisfy enum value set: [CHILD_SHARDS]");
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":\"CHILD_SHARDS\",\"ShardId\":\"shardId-1\"}}", arn),
+               "ValidationException", "at 'shardFilter.shardId' failed to satisfy constraint: Member must have length greater than or equal to 28");
+    char longid[80];
+    memset(longid, '7', 66);
+    longid[66] = 0;
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":\"CHILD_SHARDS\",\"ShardId\":\"%s\"}}", arn, longid),
+               "ValidationException", "Member must have length less than or equal to 65");
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":\"CHILD_SHARDS\"}}", arn),
+               "ValidationException", "ShardFilter needs both Type (CHILD_SHARDS) and ShardId");
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"ShardId\":\"%s\"}}", arn, shard),
+               "ValidationException", "ShardFilter needs both");
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":\"CHILD_SHARDS\"}", arn), "SerializationException", NULL);
+    expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\",\"ShardFilter\":{\"Type\":7,\"ShardId\":\"%s\"}}", arn, shard),
+               "SerializationException", NULL);
+    free(arn);
+    free(shard);
+}
+END_TEST
+
+/* What is no stream ARN is a ValidationException ("Invalid StreamArn"); a stream ARN
+ * that names no stream, ResourceNotFoundException; in each API that takes one. */
+START_TEST(malformed_and_unknown_stream_arns)
+{
+    stream_table("Arns", "KEYS_ONLY");
+    char *arn = latest_arn("Arns"), *shard = shard_of(arn);
+    const char *label = strstr(arn, "/stream/") + 8;
+    char bad[12][700];
+    snprintf(bad[0], sizeof bad[0], "%s", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(bad[1], sizeof bad[1], "arn:aws:dynamodb:us-east-1:000000000000:table/Arns"); /* the table's ARN, padded */
+    strcat(bad[1], "/index/ByKeyxxxxx");
+    snprintf(bad[2], sizeof bad[2], "arn:aws:dynamodb:us-east-1:000000000000:table/Arns/stream/notalabel");
+    snprintf(bad[3], sizeof bad[3], "arn:aws:dynamodb:us-east-1:12345:table/Arns/stream/%s", label);
+    snprintf(bad[4], sizeof bad[4], "arn:aws:kinesis:us-east-1:000000000000:table/Arns/stream/%s", label);
+    snprintf(bad[5], sizeof bad[5], "arn:aws:dynamodb::000000000000:table/Arns/stream/%s", label);
+    snprintf(bad[6], sizeof bad[6], "arn:aws:dynamodb:us-east-1:000000000000:table/A/stream/%s", label);
+    snprintf(bad[7], sizeof bad[7], "%s ", arn);
+    snprintf(bad[8], sizeof bad[8], "arn:aws:dynamodb:us-east-1:000000000000:table/Ar ns/stream/%s", label);
+    snprintf(bad[9], sizeof bad[9], "arn:aws:dynamodb:us-east-1:000000000000:table/Arns/stream/%.22s", label);
+    snprintf(bad[10], sizeof bad[10], "arn:aws:dynamodb:us-east-1:000000000000:table/Arns/stream/%sZ", label);
+    snprintf(bad[11], sizeof bad[11], "arn:aws:dynamodb:us-east-1:000000000000:table/Arns/stream/%s\\u00e9", label);
+    for (int i = 0; i < 12; i++) {
+        expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\"}", bad[i]), "ValidationException", "Invalid StreamArn");
+        expect_err(sc("GetShardIterator", "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\",\"ShardIteratorType\":\"LATEST\"}", bad[i], shard),
+                   "ValidationException", "Invalid StreamArn");
+        expect_err(sc("ListStreams", "{\"ExclusiveStartStreamArn\":\"%s\"}", bad[i]), "ValidationException", "Invalid StreamArn");
+    }
+    /* Well formed, no such stream: another label, table, region, account, partition. */
+    char unknown[5][700];
+    snprintf(unknown[0], sizeof unknown[0], "arn:aws:dynamodb:us-east-1:000000000000:table/Arns/stream/2001-01-01T00:00:00.000");
+    snprintf(unknown[1], sizeof unknown[1], "arn:aws:dynamodb:us-east-1:000000000000:table/Other/stream/%s", label);
+    snprintf(unknown[2], sizeof unknown[2], "arn:aws:dynamodb:eu-west-1:000000000000:table/Arns/stream/%s", label);
+    snprintf(unknown[3], sizeof unknown[3], "arn:aws:dynamodb:us-east-1:123456789012:table/Arns/stream/%s", label);
+    snprintf(unknown[4], sizeof unknown[4], "arn:aws-cn:dynamodb:cn-north-1:000000000000:table/Arns/stream/%s", label);
+    for (int i = 0; i < 5; i++) {
+        expect_err(sc("DescribeStream", "{\"StreamArn\":\"%s\"}", unknown[i]), "ResourceNotFoundException", unknown[i]);
+        expect_err(sc("GetShardIterator", "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\",\"ShardIteratorType\":\"LATEST\"}", unknown[i], shard),
+                   "ResourceNotFoundException", NULL);
+        expect_err(sc("ListStreams", "{\"ExclusiveStartStreamArn\":\"%s\"}", unknown[i]), "ResourceNotFoundException", NULL);
+    }
+    /* The real one still works everywhere. */
+    fdbt_resp r = sc("DescribeStream", "{\"StreamArn\":\"%s\"}", arn);
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    r = sc("ListStreams", "{\"ExclusiveStartStreamArn\":\"%s\"}", arn);
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    free(arn);
+    free(shard);
+}
+END_TEST
+
+/* GetRecords' Limit: 1 to 1000 (below: the shape's constraint; above: the service's). */
+START_TEST(get_records_limit_bounds)
+{
+    stream_table("Lim", "KEYS_ONLY");
+    for (int i = 0; i < 3; i++)
+        ok("PutItem", "{\"TableName\":\"Lim\",\"Item\":{\"pk\":{\"S\":\"k%d\"}}}", i);
+    char *arn = latest_arn("Lim");
+    char *it = iter(arn, "TRIM_HORIZON", NULL);
+    fdbt_resp r = records(it, 1);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "Records")), 1);
+    fdbt_free(&r);
+    r = records(it, 1000);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "Records")), 3);
+    fdbt_free(&r);
+    expect_err(records(it, 1001), "LimitExceededException",
+               "GetRecords was called with a value of more than 1000 for the limit request parameter");
+    expect_err(records(it, 2147483647), "LimitExceededException", "more than 1000");
+    expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":0}", it), "ValidationException",
+               "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
+    expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":-5}", it), "ValidationException", "Value '-5' at 'limit'");
+    expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":2147483648}", it), "SerializationException", NULL);
+    free(it);
+    free(arn);
+}
+END_TEST
+
 START_TEST(streams_api_errors)
 {
     stream_table("Err", "KEYS_ONLY");
@@ -563,7 +685,8 @@ START_TEST(streams_api_errors)
     snprintf(forged, sizeof forged, "%s", it);
     forged[strlen(forged) - 1] = forged[strlen(forged) - 1] == '0' ? '1' : '0';
     expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\"}", forged), "ValidationException", "Invalid ShardIterator");
-    expect_err(records(it, 1001), "LimitExceededException", "more than 1000");
+    expect_err(records(it, 1001), "LimitExceededException",
+               "GetRecords was called with a value of more than 1000 for the limit request parameter");
     expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":0}", it), "ValidationException", "greater than or equal to 1");
     expect_err(sc("GetRecords", "{\"ShardIterator\":\"%s\",\"Limit\":\"5\"}", it), "SerializationException", NULL);
     expect_err(sc("ListStreams", "{\"Limit\":101}"), "ValidationException", "less than or equal to 100");
@@ -693,6 +816,9 @@ int main(void)
     tcase_add_test(tc, delete_table_disables_stream);
     tcase_add_test(tc, stream_specification_errors);
     tcase_add_test(tc, streams_api_errors);
+    tcase_add_test(tc, shard_filter);
+    tcase_add_test(tc, malformed_and_unknown_stream_arns);
+    tcase_add_test(tc, get_records_limit_bounds);
     tcase_add_test(tc, sort_key_enable_later_and_reset);
     tcase_add_test(tc, concurrent_writers_in_commit_order);
     tcase_add_test(tc, records_survive_restart);

@@ -5,6 +5,7 @@
 # pytest plugin, builds and runs a consumer against libdynalock-dev with CMake and with
 # pkg-config, then purges them and checks that the machine is as it was: the same
 # packages in the same states, none of the packages' files left.
+# With DYNALOCK_DEBS_OUT=DIR it leaves a copy of the packages in DIR.
 # It changes the machine, so it runs only with DYNALOCK_PACKAGE_TEST=1 (as .ci/run
 # does), as root, with dpkg, and when none of the four packages is installed; else it
 # reports a skip (77).
@@ -39,6 +40,11 @@ fail() { echo "deb: FAIL: $*" >&2; exit 1; }
 "$src/scripts/package.sh" --out "$tmp/debs" > "$tmp/debs.txt" || fail "scripts/package.sh failed"
 mapfile -t debs < "$tmp/debs.txt"
 [ "${#debs[@]}" -eq 4 ] || fail "scripts/package.sh built ${#debs[@]} packages, not 4"
+# For docs_ci_deb after this test (.ci/run): the packages of this tree, built and checked
+# once (DYNALOCK_DEBS_OUT, a folder; ci_recipe.py's DYNALOCK_DEBS_PREBUILT).
+if [ -n "${DYNALOCK_DEBS_OUT:-}" ]; then
+  mkdir -p "$DYNALOCK_DEBS_OUT" && cp "${debs[@]}" "$DYNALOCK_DEBS_OUT/" || fail "cannot copy the packages to $DYNALOCK_DEBS_OUT"
+fi
 ok
 dpkg -i "${debs[@]}" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "dpkg -i"; }
 for p in "${pkgs[@]}"; do

@@ -221,6 +221,7 @@ CASES = [
     ("create-gsi-missing-attr", "CreateTable", {"TableName": "DiffGsiAttr", "KeySchema": KEY[:1], "AttributeDefinitions": ATTRS[:1] + [{"AttributeName": "x", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST", "GlobalSecondaryIndexes": [{"IndexName": "byU", "KeySchema": [{"AttributeName": "u", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}),
     ("create-unused-attr", "CreateTable", {"TableName": "DiffUnused", "KeySchema": KEY[:1], "AttributeDefinitions": ATTRS, "BillingMode": "PAY_PER_REQUEST"}),
     ("create-provisioned-no-throughput", "CreateTable", {"TableName": "DiffProv", "KeySchema": KEY[:1], "AttributeDefinitions": ATTRS[:1], "BillingMode": "PROVISIONED"}),
+    ("create-throughput-no-write", "CreateTable", {"TableName": "DiffProv", "KeySchema": KEY[:1], "AttributeDefinitions": ATTRS[:1], "ProvisionedThroughput": {"ReadCapacityUnits": 1}}),
     ("create-2", "CreateTable", {"TableName": "Diff2", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "N"}], "BillingMode": "PAY_PER_REQUEST"}),
     ("create-3", "CreateTable", {"TableName": "Diff3", "KeySchema": KEY[:1], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "B"}], "BillingMode": "PAY_PER_REQUEST"}),
     ("list-page-1", "ListTables", {"Limit": 1}),

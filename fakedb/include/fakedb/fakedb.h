@@ -62,6 +62,14 @@ typedef struct fakedb_options {
     const char *cors;          /* CORS: the origins allowed, comma-separated, "*" = any;
                                   NULL = "*"; "" = no CORS (no preflight answers, no
                                   Access-Control headers) */
+    bool separate_databases;   /* a database per access key and region of the requests'
+                                  SigV4 credential scope, as DynamoDB Local without
+                                  -sharedDb (keys: letters and digits); false = one
+                                  database shared by all. With db_path, database (KEY,
+                                  REGION) is the file db_path.KEY_REGION.sqlite; those
+                                  present are opened at start. fakedb_reset and the
+                                  clock act on every database; fakedb_create_table is
+                                  refused (FAKEDB_EINVAL) as it names none */
 } fakedb_options;
 
 /* Starts a server; returns NULL and fills err on failure. A port in use (by any other
