@@ -83,9 +83,9 @@ point sweep "mem-$big" put $conns
 stop
 start $port "$fakedb" --port $port
 "$load" 127.0.0.1 $port setup-query 12000
-point sweep query-12000 query 4
+point sweep query-12000 query 1
 "$load" 127.0.0.1 $port setup-query 100000
-point sweep query-100000 query 4
+point sweep query-100000 query 1
 stop
 
 echo
@@ -109,7 +109,7 @@ awk '$1 != "sweep" {k = $2 " " $3; keys[k] = 1; n[k]++; i = n[k];
      $2 == "floor-poll" {fl[$1] = $6}
      $1 != "sweep" {rel[k, i] = $6; rnd[k, i] = $1}
      function med(a, k, m,   v, j, t, x, y) {
-       for (j = 1; j <= m; j++) v[j] = a[k, j];
+       for (j = 1; j <= m; j++) v[j] = a[k, j] + 0;
        for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (v[y] < v[x]) { t = v[x]; v[x] = v[y]; v[y] = t }
        return sprintf((m > 1 ? "%g (%g..%g)" : "%g"), v[int((m + 1) / 2)], v[1], v[m]) }
      END {for (k in keys) { m = n[k];
@@ -119,7 +119,7 @@ awk '$1 != "sweep" {k = $2 " " $3; keys[k] = 1; n[k]++; i = n[k];
             printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], med(rps, k, m), med(p50, k, m),
                    med(p99, k, m), med(p999, k, m), med(ratio, k, m), med(rel, k, m) } }' "$results" | sort
 echo
-echo "Size sweep (in memory; query: 4 connections, a Query of the partition with no Limit):"
+echo "Size sweep (in memory; query: 1 connection, a Query of the partition with no Limit):"
 echo
 echo "| point | workload | conns | req/s | p50 | p99 | p99.9 |"
 echo "|---|---|---|---|---|---|---|"
