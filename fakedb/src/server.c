@@ -1,4 +1,4 @@
-/* server.c: the HTTP side of libfakedb on libmicrohttpd (one poll(2) loop by default):
+/* server.c: the HTTP side of libfakedb on libmicrohttpd (a thread pool over poll(2)):
  * start and stop, reading bodies up to DynamoDB's 16 MB limit, routing to the DynamoDB
  * protocol or the /fake/ endpoints, and suspending connections that must wait (a delay
  * fault, a clock long poll) without holding a worker thread. A ticker thread resumes
@@ -814,10 +814,7 @@ fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_erro
     db->cors = o->cors && !*o->cors ? NULL : strdup(o->cors ? o->cors : "*");
     db->host = strdup(o->host ? o->host : "127.0.0.1");
     db->db_path = o->db_path ? strdup(o->db_path) : NULL;
-    /* One event loop by default: the store's one lock serialises the requests' work, and
-     * more workers only added lock handoffs, each a wake-up waiting for a core, and a
-     * lock holder preempted while the others wait (bench/RESULTS.md, issue 26). */
-    db->threads = o->threads ? o->threads : 1;
+    db->threads = o->threads ? o->threads : 4;
     db->log_requests = o->log_requests;
     db->clock.fake = o->fake_clock;
     db->idle_timeout_ms = o->idle_timeout_ms ? o->idle_timeout_ms : DEFAULT_IDLE_TIMEOUT_MS;
