@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -300,6 +301,8 @@ static void *run_loader(void *arg)
         snprintf(json + n, cap - n, "]}}");
         const char *body;
         int st = roundtrip(c, "BatchWriteItem", json, &body);
+        if (st < 0) /* a connection the server closed: once more on a new one */
+            st = roundtrip(c, "BatchWriteItem", json, &body);
         /* every item is written at once: a test server leaves nothing unprocessed */
         if (st != 200 || !strstr(body, "\"UnprocessedItems\":{}")) {
             fprintf(stderr, "bench_load: BatchWriteItem answered %d: %.200s\n", st, st > 0 ? body : "");
@@ -359,6 +362,7 @@ int main(int argc, char **argv)
                         "[CONNS SECONDS] [ITEMS]\n");
         return 64;
     }
+    signal(SIGPIPE, SIG_IGN); /* a connection the server closed is an error, not an exit */
     host = argv[1];
     port = atoi(argv[2]);
     workload = argv[3];

@@ -7,7 +7,7 @@
 # 2,000 and BIG items, a 1 MB Query page from a partition of 12,000 and of 100,000
 # items, and the memory per stored item (RSS growth over the items loaded).
 # Usage: bench/fakedb/tails.sh BUILD_DIR [SECONDS_PER_POINT] [ROUNDS] [BIG]
-#        (defaults 3 s, 3 rounds, BIG 1000000). With BASELINE=path/to/an/older/fakedb in
+#        (defaults 3 s, 3 rounds, BIG 1000000; ROUNDS 0: the size sweep alone). With BASELINE=path/to/an/older/fakedb in
 #        the environment, each round also measures that binary (base-mem, base-db).
 set -euo pipefail
 build=${1:?usage: tails.sh BUILD_DIR [SECONDS] [ROUNDS] [BIG]}
