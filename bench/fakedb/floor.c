@@ -1,6 +1,7 @@
 /* floor.c: the HTTP floor of this machine: a bare libmicrohttpd server, configured as
  * fakedb's is, that answers every request with a constant DynamoDB-shaped body. Whatever
- * fakedb achieves is measured against it. Usage: bench_floor PORT */
+ * fakedb achieves is measured against it. Usage: bench_floor PORT [poll]: with `poll`,
+ * libmicrohttpd's poll(2) loop as fakedb uses it (for its EOF detection), else epoll. */
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,13 +40,14 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: bench_floor PORT\n");
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "poll"))) {
+        fprintf(stderr, "usage: bench_floor PORT [poll]\n");
         return 64;
     }
     unsigned port = (unsigned)atoi(argv[1]);
+    unsigned loop = argc == 3 ? MHD_USE_POLL_INTERNAL_THREAD : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, answer,
+        loop, (uint16_t)port, NULL, NULL, answer,
         NULL, MHD_OPTION_THREAD_POOL_SIZE, 4U, MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "bench_floor: cannot listen on %u\n", port);

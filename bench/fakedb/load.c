@@ -1,16 +1,24 @@
 /* load.c: a closed-loop load generator for DynamoDB-protocol servers. Each connection is
  * a thread with one keep-alive socket that sends a request, reads the whole answer, and
- * sends the next; latencies are kept per request for p50/p99. Raw sockets, so the client
- * costs little of the machine's two cores next to the server it measures.
+ * sends the next; latencies are kept per request for p50/p99/p99.9. Raw sockets, so the
+ * client costs little of the machine's two cores next to the server it measures.
  *
- * Usage: bench_load HOST PORT WORKLOAD CONNECTIONS SECONDS
- *   WORKLOAD: setup | get | put | cond-update | tx
- * Prints one line: workload conns requests req_per_s p50_us p99_us errors cond_failed */
+ * Usage: bench_load HOST PORT setup [ITEMS]          table Bench: ITEMS items (1,000) and
+ *                                                     64 lock items
+ *        bench_load HOST PORT setup-query ITEMS      table BenchQ: one partition of ITEMS
+ *                                                     items of about 110 bytes
+ *        bench_load HOST PORT WORKLOAD CONNECTIONS SECONDS [ITEMS]
+ *   WORKLOAD: get | put | cond-update | tx | query (a Query of BenchQ's partition with no
+ *   Limit: its first 1 MB page); ITEMS: how many items `get` picks from (1,000)
+ * Prints one line: workload conns requests req_per_s p50_us p99_us errors cond_failed
+ * p999_us */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,7 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PRELOAD_ITEMS 1000
+#define DEFAULT_ITEMS 1000
+#define SETUP_BATCH 25      /* BatchWriteItem's limit */
+#define SETUP_THREADS 4
 #define LOCK_ITEMS 64
 #define MAX_SAMPLES 4000000
 
@@ -29,6 +39,7 @@ static int port;
 static const char *workload;
 static double seconds;
 static atomic_int go;
+static long items = DEFAULT_ITEMS;
 
 static int64_t now_ns(void)
 {
@@ -55,9 +66,32 @@ static int connect_to(void)
 
 typedef struct conn {
     int fd;
-    char buf[65536];
-    size_t have;
+    char *buf;              /* cap bytes: a Query's 1 MB page fits */
+    size_t cap, have;
 } conn;
+
+static conn *conn_new(void)
+{
+    conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->fd = -1;
+    c->cap = 4u << 20;
+    c->buf = malloc(c->cap);
+    if (!c->buf) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void conn_free(conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->buf);
+    free(c);
+}
 
 /* Sends one request; reads the answer; returns its HTTP status (or -1) and, in *body, a
  * pointer into c->buf to the body (valid until the next call). */
@@ -79,12 +113,14 @@ static int roundtrip(conn *c, const char *target, const char *json, const char *
         goto broken;
     c->have = 0;
     for (;;) {
-        ssize_t n = read(c->fd, c->buf + c->have, sizeof c->buf - 1 - c->have);
+        if (c->have + 1 >= c->cap)
+            goto broken;
+        ssize_t n = read(c->fd, c->buf + c->have, c->cap - 1 - c->have);
         if (n <= 0)
             goto broken;
         c->have += (size_t)n;
         c->buf[c->have] = '\0';
-        char *end = strstr(c->buf, "\r\n\r\n");
+        char *end = memmem(c->buf, c->have, "\r\n\r\n", 4);
         if (!end)
             continue;
         int status = atoi(c->buf + 9);
@@ -129,8 +165,8 @@ static void make_request(worker *w, unsigned *seed, long i, char *json, size_t c
     unsigned r = next_rand(seed);
     if (strcmp(workload, "get") == 0) {
         *target = "GetItem";
-        snprintf(json, cap, "{\"TableName\":\"Bench\",\"Key\":{\"pk\":{\"S\":\"item-%u\"}}}",
-                 r % PRELOAD_ITEMS);
+        snprintf(json, cap, "{\"TableName\":\"Bench\",\"Key\":{\"pk\":{\"S\":\"item-%lu\"}}}",
+                 (unsigned long)(((unsigned long)r << 8 ^ next_rand(seed)) % (unsigned long)items));
     } else if (strcmp(workload, "put") == 0) {
         *target = "PutItem";
         snprintf(json, cap,
@@ -149,6 +185,10 @@ static void make_request(worker *w, unsigned *seed, long i, char *json, size_t c
                  "\":one\":{\"N\":\"1\"}},"
                  "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}",
                  r % LOCK_ITEMS, (i & 1) ? "owner-a" : "owner-b", i);
+    } else if (strcmp(workload, "query") == 0) {
+        *target = "Query";
+        snprintf(json, cap, "{\"TableName\":\"BenchQ\",\"KeyConditionExpression\":\"pk = :p\","
+                            "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"P\"}}}");
     } else {
         *target = "TransactWriteItems";
         snprintf(json, cap,
@@ -165,8 +205,11 @@ static void make_request(worker *w, unsigned *seed, long i, char *json, size_t c
 static void *run_worker(void *arg)
 {
     worker *w = arg;
-    conn *c = calloc(1, sizeof *c);
-    c->fd = -1;
+    conn *c = conn_new();
+    if (!c) {
+        w->errors++;
+        return NULL;
+    }
     unsigned seed = 7919u * (unsigned)(w->id + 1);
     char json[2048];
     while (!atomic_load(&go))
@@ -191,9 +234,7 @@ static void *run_worker(void *arg)
         if (t1 >= end)
             break;
     }
-    if (c->fd >= 0)
-        close(c->fd);
-    free(c);
+    conn_free(c);
     return NULL;
 }
 
@@ -203,54 +244,137 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int setup(void)
+/* CreateTable of `name` (after a DeleteTable), with a sort key `sk` when `range`. */
+static int create_table(conn *c, const char *name, bool range)
 {
-    conn c = {.fd = -1};
     const char *body;
     char json[1024];
-    roundtrip(&c, "DeleteTable", "{\"TableName\":\"Bench\"}", &body);
-    int st = roundtrip(&c, "CreateTable",
-                       "{\"TableName\":\"Bench\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                       "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
-                       "\"BillingMode\":\"PAY_PER_REQUEST\"}",
-                       &body);
+    snprintf(json, sizeof json, "{\"TableName\":\"%s\"}", name);
+    roundtrip(c, "DeleteTable", json, &body);
+    snprintf(json, sizeof json,
+             "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}%s],"
+             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}%s],"
+             "\"BillingMode\":\"PAY_PER_REQUEST\"}",
+             name, range ? ",{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}" : "",
+             range ? ",{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}" : "");
+    int st = roundtrip(c, "CreateTable", json, &body);
     if (st != 200) {
         fprintf(stderr, "bench_load: CreateTable answered %d: %s\n", st, st > 0 ? body : "");
         return 1;
     }
-    for (int i = 0; i < PRELOAD_ITEMS; i++) {
-        snprintf(json, sizeof json,
-                 "{\"TableName\":\"Bench\",\"Item\":{\"pk\":{\"S\":\"item-%d\"},\"v\":{\"S\":\"value\"},"
-                 "\"n\":{\"N\":\"%d\"}}}",
-                 i, i);
-        if (roundtrip(&c, "PutItem", json, &body) != 200)
-            return 1;
+    return 0;
+}
+
+/* The loaders of setup: thread t writes items t, t + SETUP_THREADS, ... in batches. */
+typedef struct loader {
+    pthread_t thread;
+    int id;
+    bool query;             /* BenchQ's partition, not Bench */
+    int failed;
+} loader;
+
+static void *run_loader(void *arg)
+{
+    loader *l = arg;
+    conn *c = conn_new();
+    size_t cap = SETUP_BATCH * 256 + 256;
+    char *json = malloc(cap);
+    if (!c || !json) {
+        l->failed = 1;
+        goto out;
     }
-    for (int i = 0; i < LOCK_ITEMS; i++) {
+    for (long first = (long)l->id * SETUP_BATCH; first < items; first += (long)SETUP_THREADS * SETUP_BATCH) {
+        size_t n = (size_t)snprintf(json, cap, "{\"RequestItems\":{\"%s\":[", l->query ? "BenchQ" : "Bench");
+        for (long i = first; i < first + SETUP_BATCH && i < items; i++) {
+            if (l->query)
+                n += (size_t)snprintf(json + n, cap - n,
+                                      "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"P\"},\"sk\":{\"S\":\"s%09ld\"},"
+                                      "\"v\":{\"S\":\"%s\"}}}}",
+                                      i == first ? "" : ",", i,
+                                      "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567");
+            else
+                n += (size_t)snprintf(json + n, cap - n,
+                                      "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"item-%ld\"},"
+                                      "\"v\":{\"S\":\"value\"},\"n\":{\"N\":\"%ld\"}}}}",
+                                      i == first ? "" : ",", i, i);
+        }
+        snprintf(json + n, cap - n, "]}}");
+        const char *body;
+        int st = roundtrip(c, "BatchWriteItem", json, &body);
+        if (st < 0) /* a connection the server closed: once more on a new one */
+            st = roundtrip(c, "BatchWriteItem", json, &body);
+        /* every item is written at once: a test server leaves nothing unprocessed */
+        if (st != 200 || !strstr(body, "\"UnprocessedItems\":{}")) {
+            fprintf(stderr, "bench_load: BatchWriteItem answered %d: %.200s\n", st, st > 0 ? body : "");
+            l->failed = 1;
+            break;
+        }
+    }
+out:
+    if (c)
+        conn_free(c);
+    free(json);
+    return NULL;
+}
+
+static int load_items(bool query)
+{
+    loader l[SETUP_THREADS];
+    int failed = 0;
+    for (int i = 0; i < SETUP_THREADS; i++) {
+        l[i] = (loader){.id = i, .query = query};
+        pthread_create(&l[i].thread, NULL, run_loader, &l[i]);
+    }
+    for (int i = 0; i < SETUP_THREADS; i++) {
+        pthread_join(l[i].thread, NULL);
+        failed |= l[i].failed;
+    }
+    return failed;
+}
+
+static int setup(bool query)
+{
+    conn *c = conn_new();
+    const char *body;
+    char json[1024];
+    int rc = 1;
+    if (!c || create_table(c, query ? "BenchQ" : "Bench", query) || load_items(query))
+        goto out;
+    for (int i = 0; !query && i < LOCK_ITEMS; i++) {
         snprintf(json, sizeof json,
                  "{\"TableName\":\"Bench\",\"Item\":{\"pk\":{\"S\":\"LOCK#%d\"},\"owner\":{\"S\":\"owner-a\"},"
                  "\"fence\":{\"N\":\"1\"}}}",
                  i);
-        if (roundtrip(&c, "PutItem", json, &body) != 200)
-            return 1;
+        if (roundtrip(c, "PutItem", json, &body) != 200)
+            goto out;
     }
-    if (c.fd >= 0)
-        close(c.fd);
-    return 0;
+    rc = 0;
+out:
+    if (c)
+        conn_free(c);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: bench_load HOST PORT setup|get|put|cond-update|tx [CONNS SECONDS]\n");
+        fprintf(stderr, "usage: bench_load HOST PORT setup|setup-query|get|put|cond-update|tx|query "
+                        "[CONNS SECONDS] [ITEMS]\n");
         return 64;
     }
+    signal(SIGPIPE, SIG_IGN); /* a connection the server closed is an error, not an exit */
     host = argv[1];
     port = atoi(argv[2]);
     workload = argv[3];
-    if (strcmp(workload, "setup") == 0)
-        return setup();
-    if (argc != 6) {
+    bool setting_up = !strcmp(workload, "setup") || !strcmp(workload, "setup-query");
+    const char *n_items = setting_up ? (argc > 4 ? argv[4] : NULL) : (argc > 6 ? argv[6] : NULL);
+    if (n_items && (items = atol(n_items)) < 1) {
+        fprintf(stderr, "bench_load: bad ITEMS\n");
+        return 64;
+    }
+    if (setting_up)
+        return setup(!strcmp(workload, "setup-query"));
+    if (argc != 6 && argc != 7) {
         fprintf(stderr, "bench_load: CONNS and SECONDS are needed\n");
         return 64;
     }
@@ -288,8 +412,9 @@ int main(int argc, char **argv)
     qsort(all, total, sizeof(int64_t), cmp_i64);
     double p50 = total ? (double)all[total / 2] / 1000.0 : 0;
     double p99 = total ? (double)all[(size_t)((double)total * 0.99)] / 1000.0 : 0;
-    printf("%s %d %zu %.0f %.0f %.0f %ld %ld\n", workload, conns, total, (double)total / elapsed,
-           p50, p99, errors, cond_failed);
+    double p999 = total ? (double)all[(size_t)((double)total * 0.999)] / 1000.0 : 0;
+    printf("%s %d %zu %.0f %.0f %.0f %ld %ld %.0f\n", workload, conns, total, (double)total / elapsed,
+           p50, p99, errors, cond_failed, p999);
     free(all);
     free(w);
     return errors > (long)(total / 100) ? 1 : 0;

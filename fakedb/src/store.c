@@ -4,8 +4,10 @@
  * commit is written to the WAL before the answer goes out, so an acknowledged write
  * survives a crash or SIGKILL of the server; the WAL is synced at checkpoints only
  * (synchronous=NORMAL), so a crash of the machine may lose the last writes -- the
- * trade a test server makes for speed (docs/fakedb.md). Every statement is prepared once,
- * cached, and takes bound parameters only. The caller holds db->lock. */
+ * trade a test server makes for speed (docs/fakedb.md). The checkpoints, which copy the WAL
+ * into the file and sync both, run in a thread of their own on a second connection, so
+ * that no request waits for a sync under the lock (issue 26). Every statement is prepared
+ * once, cached, and takes bound parameters only. The caller holds db->lock. */
 #include "store.h"
 #include "expr.h"
 
@@ -20,6 +22,114 @@ struct fakedb__stmt_cache {
     sqlite3_stmt *st;
     struct fakedb__stmt_cache *next;
 };
+
+/* The WAL's checkpoints, off the request path: a commit that leaves the WAL at CKPT_PAGES
+ * pages or more (sqlite's own auto-checkpoint threshold) wakes the checkpointer, which
+ * checkpoints PASSIVE on its own connection (no lock of fakedb's, and writers go on
+ * appending meanwhile). The WAL restarts from its start at the first write after a
+ * checkpoint that caught up; under writes that never pause, none catches up, so a commit
+ * that finds the WAL at CKPT_PAGES_MAX pages checkpoints in place, as sqlite would have
+ * at every CKPT_PAGES: rare, and with little left to copy. The WAL file is cut back to
+ * 16 MB (journal_size_limit) when it restarts. */
+#define CKPT_PAGES 1000
+#define CKPT_PAGES_MAX 32768
+
+struct fakedb__checkpointer {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool due, stopping;
+    int backfilled;             /* WAL pages in the file after the last checkpoint */
+    sqlite3 *sql;               /* the checkpointer's own connection to the file */
+};
+
+static void *checkpointer_main(void *arg)
+{
+    struct fakedb__checkpointer *c = arg;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (!c->due && !c->stopping)
+            pthread_cond_wait(&c->cond, &c->lock);
+        if (c->stopping)
+            break;
+        c->due = false;
+        pthread_mutex_unlock(&c->lock);
+        int backfilled = 0;
+        if (sqlite3_wal_checkpoint_v2(c->sql, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, &backfilled) != SQLITE_OK)
+            backfilled = 0;
+        pthread_mutex_lock(&c->lock);
+        c->backfilled = backfilled;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* sqlite calls this after each commit (db->lock held), in place of its auto-checkpoint. */
+static int on_wal_commit(void *arg, sqlite3 *sql, const char *name, int pages)
+{
+    struct fakedb__checkpointer *c = arg;
+    if (pages >= CKPT_PAGES_MAX) {
+        sqlite3_wal_checkpoint_v2(sql, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    } else if (pages >= CKPT_PAGES) {
+        pthread_mutex_lock(&c->lock);
+        /* CKPT_PAGES more than the last checkpoint left (or than none: a restarted WAL) */
+        int base = pages < c->backfilled ? 0 : c->backfilled;
+        if (!c->due && pages - base >= CKPT_PAGES) {
+            c->due = true;
+            pthread_cond_signal(&c->cond);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    return SQLITE_OK;
+}
+
+static void checkpointer_stop(fakedb__store *db)
+{
+    struct fakedb__checkpointer *c = db->ckpt;
+    if (!c)
+        return;
+    if (db->sql)
+        sqlite3_wal_hook(db->sql, NULL, NULL);
+    pthread_mutex_lock(&c->lock);
+    c->stopping = true;
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+    /* closed first, so that the main connection's close, the last, checkpoints and
+     * removes the WAL as before */
+    sqlite3_close(c->sql);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    db->ckpt = NULL;
+}
+
+/* Starts the checkpointer of a file's WAL; without it (no memory, no thread) sqlite's
+ * auto-checkpoint stays, on the request path as before. */
+static void checkpointer_start(fakedb__store *db)
+{
+    struct fakedb__checkpointer *c = calloc(1, sizeof *c);
+    if (!c)
+        return;
+    /* the connection opens the WAL when it first reads */
+    if (sqlite3_open_v2(db->db_path, &c->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(c->sql, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(c->sql);
+        free(c);
+        return;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    if (pthread_create(&c->thread, NULL, checkpointer_main, c) != 0) {
+        sqlite3_close(c->sql);
+        pthread_cond_destroy(&c->cond);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return;
+    }
+    db->ckpt = c;
+    sqlite3_wal_hook(db->sql, on_wal_commit, c); /* replaces the auto-checkpoint */
+}
 
 static const char *const k_schema =
     "CREATE TABLE IF NOT EXISTS fdb_tables(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
@@ -195,6 +305,7 @@ int fakedb__store_open(fakedb__store *db, fakedb_error *err)
     }
     const char *pragmas = db->db_path
         ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
+          " PRAGMA journal_size_limit=16777216;"
         : "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;";
     char *msg = NULL;
     if (sqlite3_exec(db->sql, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
@@ -208,6 +319,8 @@ int fakedb__store_open(fakedb__store *db, fakedb_error *err)
         return FAKEDB_EIO;
     }
     db->next_table_id = 1;
+    if (db->db_path)
+        checkpointer_start(db);
     if (load_tables(db) != 0) {
         /* a statement that could not be made without an error of SQLite's: memory */
         int sqlerr = sqlite3_errcode(db->sql);
@@ -224,6 +337,7 @@ int fakedb__store_open(fakedb__store *db, fakedb_error *err)
 
 void fakedb__store_close(fakedb__store *db)
 {
+    checkpointer_stop(db);
     struct fakedb__stmt_cache *c = db->stmts, *n;
     for (; c; c = n) {
         n = c->next;

@@ -42,6 +42,8 @@ typedef struct fakedb__store {
     char account[13];           /* the account id of ARNs: 12 digits ("000000000000") */
     int64_t transient_ms;       /* tables stay CREATING/UPDATING/DELETING this long; 0: not */
     struct fakedb__ghost *ghosts; /* deleted tables still DELETING (tables.c makes them) */
+    struct fakedb__checkpointer *ckpt; /* with a file: checkpoints the WAL off the
+                                          request path (store.c); NULL in memory */
 } fakedb__store;
 
 /* store.c (db->lock held) */

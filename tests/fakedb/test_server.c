@@ -412,6 +412,65 @@ START_TEST(durable_file_survives_restart)
 }
 END_TEST
 
+/* Enough writes for the WAL to pass the checkpointer's threshold (1,000 pages: 4.8 MB,
+ * new keys only, so that no write reads a large old item and the test stays quick under
+ * the sanitizers): every item reads back after a restart, and the stop (the main
+ * connection closing last) still folds the WAL into the file and removes it. */
+START_TEST(durable_file_past_checkpoints)
+{
+    char dir[] = "/tmp/fakedb-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128], wal[160];
+    snprintf(path, sizeof path, "%s/data.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    enum { ITEMS = 48, VALUE = 100 * 1024 };
+    char *value = malloc(VALUE + 1), *body = malloc(VALUE + 256);
+    ck_assert_ptr_nonnull(value);
+    ck_assert_ptr_nonnull(body);
+    fdbt_stop();
+    fdbt_start(path);
+    fdbt_table("Big", NULL, NULL);
+    for (int i = 0; i < ITEMS; i++) {
+        memset(value, 'a' + i % 26, VALUE);
+        value[VALUE] = 0;
+        snprintf(body, VALUE + 256, "{\"TableName\":\"Big\",\"Item\":{\"pk\":{\"S\":\"k%d\"},"
+                 "\"n\":{\"N\":\"%d\"},\"v\":{\"S\":\"%s\"}}}", i, i, value);
+        fdbt_resp r = fdbt_call("PutItem", body);
+        ck_assert_int_eq(r.status, 200);
+        fdbt_free(&r);
+    }
+    fdbt_stop();
+    struct stat sb;
+    ck_assert_int_ne(stat(path, &sb), -1);
+    ck_assert_int_gt(sb.st_size, ITEMS * VALUE);  /* the data is in the file itself */
+    ck_assert_int_eq(stat(wal, &sb), -1);         /* and the WAL is gone */
+    fdbt_start(path);
+    for (int i = 0; i < ITEMS; i++) {
+        snprintf(body, VALUE + 256, "{\"TableName\":\"Big\",\"Key\":{\"pk\":{\"S\":\"k%d\"}}}", i);
+        fdbt_resp r = fdbt_call("GetItem", body);
+        ck_assert_int_eq(r.status, 200);
+        char n[16];
+        snprintf(n, sizeof n, "%d", i);
+        ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), n);
+        const char *v = fdbt_str(&r, "Item.v.S");
+        ck_assert_uint_eq(strlen(v), VALUE);
+        ck_assert_int_eq(v[0], 'a' + i % 26);
+        ck_assert_int_eq(v[VALUE - 1], 'a' + i % 26);
+        fdbt_free(&r);
+    }
+    fdbt_resp r = fdbt_call("DescribeTable", "{\"TableName\":\"Big\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Table.ItemCount")), ITEMS);
+    fdbt_free(&r);
+    free(value);
+    free(body);
+    fdbt_stop();
+    fdbt_start(NULL);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- the program ---- */
 
 static char *program(void)
@@ -769,6 +828,7 @@ static Suite *admin_suite(void)
     tcase_add_test(tc, fault_delay_and_stats);
     tcase_add_test(tc, fault_unprocessed_batches);
     tcase_add_test(tc, durable_file_survives_restart);
+    tcase_add_test(tc, durable_file_past_checkpoints);
     suite_add_tcase(s, tc);
     return s;
 }

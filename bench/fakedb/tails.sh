@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# fakedb's latency tail under load (issue 26), in one command: p50/p99/p99.9 of GetItem,
+# PutItem, a lock-style conditional UpdateItem and TransactWriteItems at 32 connections,
+# in memory and with --db, beside the bare libmicrohttpd floor (epoll and poll), repeated
+# ROUNDS times with every server started afresh in each round (so each round compares
+# side by side on this shared machine); then the size sweep: GetItem and PutItem with
+# 2,000 and BIG items, a 1 MB Query page from a partition of 12,000 and of 100,000
+# items, and the memory per stored item (RSS growth over the items loaded).
+# Usage: bench/fakedb/tails.sh BUILD_DIR [SECONDS_PER_POINT] [ROUNDS] [BIG]
+#        (defaults 3 s, 3 rounds, BIG 1000000; ROUNDS 0: the size sweep alone). With BASELINE=path/to/an/older/fakedb in
+#        the environment, each round also measures that binary (base-mem, base-db).
+set -euo pipefail
+build=${1:?usage: tails.sh BUILD_DIR [SECONDS] [ROUNDS] [BIG]}
+secs=${2:-3}
+rounds=${3:-3}
+big=${4:-1000000}
+conns=32
+load=$build/bench/fakedb/bench_load
+floor=$build/bench/fakedb/bench_floor
+fakedb=$build/fakedb/fakedb
+tmp=$(mktemp -d)
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+start() {
+  local port=$1; shift
+  "$@" >"$tmp/server.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 2000); do
+    if curl -s -o /dev/null -X POST "http://127.0.0.1:$port/" 2>/dev/null; then return 0; fi
+    sleep 0.005
+  done
+  echo "tails.sh: the server on $port did not answer" >&2
+  return 1
+}
+stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
+results=$tmp/results.txt
+: >"$results"
+# point ROUND SERVER WORKLOAD CONNS [ITEMS]: one measurement into $results.
+point() {
+  local round=$1 name=$2 w=$3 c=$4 items=${5:-}
+  local line
+  line=$("$load" 127.0.0.1 "$port" "$w" "$c" "$secs" $items || true)
+  echo "$round $name $line" >>"$results"
+  echo "$round $name $line" >&2
+}
+
+all="get put cond-update tx"
+port=18201
+# fakedb_points ROUND PREFIX BINARY: the four workloads in memory and with --db.
+fakedb_points() {
+  local r=$1 prefix=$2 bin=$3
+  start $port "$bin" --port $port
+  "$load" 127.0.0.1 $port setup 2000
+  for w in $all; do point "$r" "${prefix}mem" "$w" $conns 2000; done
+  stop
+  rm -f "$tmp"/bench.db*
+  start $port "$bin" --port $port --db "$tmp/bench.db"
+  "$load" 127.0.0.1 $port setup 2000
+  for w in $all; do point "$r" "${prefix}db" "$w" $conns 2000; done
+  stop
+}
+for r in $(seq 1 "$rounds"); do
+  start $port "$floor" $port; point "$r" floor get $conns; stop
+  start $port "$floor" $port poll; point "$r" floor-poll get $conns; stop
+  if [ -n "${BASELINE:-}" ]; then fakedb_points "$r" base- "$BASELINE"; fi
+  fakedb_points "$r" "" "$fakedb"
+done
+
+# The size sweep, in memory: the same server before and after it grows (so that both
+# points share its warm-up), and the RSS it gains per item.
+start $port "$fakedb" --port $port
+"$load" 127.0.0.1 $port setup 2000
+rss_small=$(rss_kb "$pid")
+point sweep mem-2000 get $conns 2000
+point sweep mem-2000 put $conns
+"$load" 127.0.0.1 $port setup "$big"
+rss_big=$(rss_kb "$pid")
+point sweep "mem-$big" get $conns "$big"
+point sweep "mem-$big" put $conns
+stop
+start $port "$fakedb" --port $port
+"$load" 127.0.0.1 $port setup-query 12000
+point sweep query-12000 query 1
+"$load" 127.0.0.1 $port setup-query 100000
+point sweep query-100000 query 1
+stop
+
+echo
+echo "Per round, $conns connections, $secs s per point (us):"
+echo
+echo "| round | server | workload | req/s | p50 | p99 | p99.9 | p99/p50 | req/s / floor-poll |"
+echo "|---|---|---|---|---|---|---|---|---|"
+awk '$2 == "floor-poll" {fl[$1] = $6}
+     {rows[NR] = $0}
+     END {for (i = 1; i <= NR; i++) { split(rows[i], f, " ");
+            if (f[1] == "sweep") continue;
+            printf "| %s | %s | %s | %s | %s | %s | %s | %.1f | %.2f |\n", f[1], f[2], f[3], f[6], f[7], f[8], f[11],
+                   (f[7] > 0 ? f[8] / f[7] : 0), (fl[f[1]] > 0 ? f[6] / fl[f[1]] : 0) } }' "$results"
+echo
+echo "Median over the rounds (min..max):"
+echo
+echo "| server | workload | req/s | p50 | p99 | p99.9 | p99/p50 | req/s / floor-poll |"
+echo "|---|---|---|---|---|---|---|---|"
+awk '$1 != "sweep" {k = $2 " " $3; keys[k] = 1; n[k]++; i = n[k];
+       rps[k, i] = $6; p50[k, i] = $7; p99[k, i] = $8; p999[k, i] = $11; ratio[k, i] = ($7 > 0 ? $8 / $7 : 0)}
+     $2 == "floor-poll" {fl[$1] = $6}
+     $1 != "sweep" {rel[k, i] = $6; rnd[k, i] = $1}
+     function med(a, k, m,   v, j, t, x, y) {
+       for (j = 1; j <= m; j++) v[j] = a[k, j] + 0;
+       for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (v[y] < v[x]) { t = v[x]; v[x] = v[y]; v[y] = t }
+       return sprintf((m > 1 ? "%g (%g..%g)" : "%g"), v[int((m + 1) / 2)], v[1], v[m]) }
+     END {for (k in keys) { m = n[k];
+            for (j = 1; j <= m; j++) rel[k, j] = (fl[rnd[k, j]] > 0 ? sprintf("%.2f", rel[k, j] / fl[rnd[k, j]]) : 0);
+            split(k, f, " ");
+            for (j = 1; j <= m; j++) ratio[k, j] = sprintf("%.1f", ratio[k, j]);
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], med(rps, k, m), med(p50, k, m),
+                   med(p99, k, m), med(p999, k, m), med(ratio, k, m), med(rel, k, m) } }' "$results" | sort
+echo
+echo "Size sweep (in memory; query: 1 connection, a Query of the partition with no Limit):"
+echo
+echo "| point | workload | conns | req/s | p50 | p99 | p99.9 |"
+echo "|---|---|---|---|---|---|---|"
+awk '$1 == "sweep" {printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $6, $7, $8, $11}' "$results"
+echo
+awk -v s="$rss_small" -v b="$rss_big" -v n="$big" 'BEGIN {
+  printf "Memory per stored item (in memory): RSS %d KiB with 2,000 items, %d KiB with %d: %.0f bytes per item\n",
+         s, b, n, (b - s) * 1024 / (n - 2000) }'
