@@ -87,27 +87,6 @@ out:
     return rc;
 }
 
-/* The region, validated (a host label) before it is ever put in a URL. */
-static int resolve_region(ddb_client *c, const ddb_client_options *o, ddb_error *err)
-{
-    return ddb__config_region(o->region, o->profile, &c->region, NULL, err);
-}
-
-static int resolve_endpoint(ddb_client *c, const ddb_client_options *o, ddb_error *err)
-{
-    if (o->endpoint && *o->endpoint) {
-        c->endpoint = strdup(o->endpoint);
-        return c->endpoint ? 0 : ddb__fail(err, DDB_ENOMEM, "out of memory");
-    }
-    ddb__config *cfg = ddb__config_load();
-    if (!cfg)
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    int rc = ddb__config_endpoint(cfg, ddb__config_profile_name(o->profile), "DynamoDB",
-                                  c->region, &c->endpoint, err);
-    ddb__config_free(cfg);
-    return rc;
-}
-
 ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
 {
     ddb_client_options zero = { 0 };
@@ -137,18 +116,26 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         c->tel = *o->telemetry;
         c->has_tel = true;
     }
-    ddb__policy_resolve(o, &c->policy);
-
-    int rc = 0;
-    if ((rc = resolve_region(c, o, err)) != 0 || (rc = resolve_endpoint(c, o, err)) != 0 ||
-        (rc = parse_endpoint(c, err)) != 0)
-        goto fail;
-    c->creds = ddb__cred_provider_new(o, c->clock, err);
+    /* The options, the environment and the shared files, read once; the region is a
+     * valid host label before it is ever put in a URL. */
+    ddb__settings set;
+    int rc = ddb__settings_resolve(o, &set, err);
+    if (rc != 0) {
+        ddb_client_free(c);
+        return NULL;
+    }
+    ddb__policy_resolve(o, set.max_attempts, &c->policy);
+    c->creds = ddb__cred_provider_new(o, &set, c->clock, err);
     if (!c->creds) {
         rc = -1;
         goto fail;
     }
-    if (ddb__config_retry_adaptive(o->profile) && !(c->limiter = ddb__rate_limiter_new())) {
+    c->region = set.region;
+    c->endpoint = set.endpoint;
+    set.region = set.endpoint = NULL;
+    if ((rc = parse_endpoint(c, err)) != 0)
+        goto fail;
+    if (set.retry_adaptive && !(c->limiter = ddb__rate_limiter_new())) {
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
         goto fail;
     }
@@ -162,17 +149,18 @@ ddb_client *ddb_client_new(const ddb_client_options *opts, ddb_error *err)
         .connect_timeout_ms = c->policy.connect_timeout_ms,
         .request_timeout_ms = c->policy.request_timeout_ms,
         .max_connections = c->policy.max_connections,
-        .ca_bundle = ddb__config_ca_bundle(o->profile),
+        .ca_bundle = set.ca_bundle,
     };
     c->http = ddb__http_new(&ho, err);
-    free(ho.ca_bundle);
     if (!c->http) {
         rc = -1;
         goto fail;
     }
+    ddb__settings_cleanup(&set);
     return c;
 fail:
     (void)rc;
+    ddb__settings_cleanup(&set);
     ddb_client_free(c);
     return NULL;
 }

@@ -329,8 +329,8 @@ bool ddb__region_valid(const char *r)
     return true;
 }
 
-int ddb__config_region(const char *opt_region, const char *opt_profile, char **out,
-                       const char **from, ddb_error *err)
+static int region_in(const ddb__config *cfg, const char *opt_region, const char *profile,
+                     char **out, const char **from, ddb_error *err)
 {
     *out = NULL;
     const char *src = "option";
@@ -339,10 +339,8 @@ int ddb__config_region(const char *opt_region, const char *opt_profile, char **o
         src = "AWS_REGION";
     if (!r && (r = ddb__env("AWS_DEFAULT_REGION")))
         src = "AWS_DEFAULT_REGION";
-    ddb__config *cfg = NULL;
     if (!r) {
-        cfg = ddb__config_load();
-        r = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(opt_profile), "region");
+        r = ddb__config_get(cfg, DDB__SEC_PROFILE, profile, "region");
         src = "profile";
     }
     if (!r) {
@@ -358,7 +356,6 @@ int ddb__config_region(const char *opt_region, const char *opt_profile, char **o
                        "inner hyphens only)", r);
     else if (!(*out = strdup(r)))
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-    ddb__config_free(cfg);
     return rc;
 }
 
@@ -471,28 +468,19 @@ int ddb__config_endpoint(const ddb__config *cfg, const char *profile, const char
     return 0;
 }
 
-char *ddb__config_ca_bundle(const char *opt_profile)
+char *ddb__config_ca_bundle(const ddb__config *cfg, const char *profile)
 {
     const char *v = ddb__env("AWS_CA_BUNDLE");
-    if (v)
-        return strdup(v);
-    ddb__config *cfg = ddb__config_load();
-    v = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(opt_profile),
-                        "ca_bundle");
-    char *out = v ? strdup(v) : NULL;
-    ddb__config_free(cfg);
-    return out;
+    if (!v)
+        v = ddb__config_get(cfg, DDB__SEC_PROFILE, profile, "ca_bundle");
+    return v ? strdup(v) : NULL;
 }
 
-int ddb__config_max_attempts(const char *opt_profile)
+static int max_attempts_in(const ddb__config *cfg, const char *profile)
 {
     const char *v = ddb__env("AWS_MAX_ATTEMPTS");
-    ddb__config *cfg = NULL;
-    if (!v) {
-        cfg = ddb__config_load();
-        v = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(opt_profile),
-                            "max_attempts");
-    }
+    if (!v)
+        v = ddb__config_get(cfg, DDB__SEC_PROFILE, profile, "max_attempts");
     int n = 0;
     if (v) {
         char *end;
@@ -500,20 +488,60 @@ int ddb__config_max_attempts(const char *opt_profile)
         if (*end == '\0' && l > 0 && l <= CONFIG_MAX_ATTEMPTS_LIMIT)
             n = (int)l;
     }
-    ddb__config_free(cfg);
     return n;
 }
 
-bool ddb__config_retry_adaptive(const char *opt_profile)
+static bool retry_adaptive_in(const ddb__config *cfg, const char *profile)
 {
     const char *v = ddb__env("AWS_RETRY_MODE");
-    ddb__config *cfg = NULL;
-    if (!v) {
-        cfg = ddb__config_load();
-        v = ddb__config_get(cfg, DDB__SEC_PROFILE, ddb__config_profile_name(opt_profile),
-                            "retry_mode");
+    if (!v)
+        v = ddb__config_get(cfg, DDB__SEC_PROFILE, profile, "retry_mode");
+    return v && strcasecmp(v, "adaptive") == 0;
+}
+
+/* ---- a client's settings, resolved once */
+
+int ddb__settings_resolve(const ddb_client_options *o, ddb__settings *out, ddb_error *err)
+{
+    ddb_client_options none = { 0 };
+    if (!o)
+        o = &none;
+    memset(out, 0, sizeof *out);
+    ddb__config *cfg = ddb__config_load();
+    if (!cfg)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    const char *profile = ddb__config_profile_name(o->profile);
+    out->profile_named = ddb__config_profile_named(o->profile);
+    out->profile_found = ddb__config_has(cfg, DDB__SEC_PROFILE, profile);
+    out->max_attempts = max_attempts_in(cfg, profile);
+    out->retry_adaptive = retry_adaptive_in(cfg, profile);
+    int rc = 0;
+    if (!(out->profile = strdup(profile)))
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = region_in(cfg, o->region, profile, &out->region, &out->region_from, err);
+    if (rc == 0 && o->endpoint && *o->endpoint) {
+        if (!(out->endpoint = strdup(o->endpoint)))
+            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    } else if (rc == 0) {
+        rc = ddb__config_endpoint(cfg, profile, "DynamoDB", out->region, &out->endpoint, err);
     }
-    bool adaptive = v && strcasecmp(v, "adaptive") == 0;
+    if (rc == 0) {
+        out->ca_bundle = ddb__config_ca_bundle(cfg, profile);
+        if (!out->ca_bundle && ddb__env("AWS_CA_BUNDLE"))
+            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
     ddb__config_free(cfg);
-    return adaptive;
+    if (rc != 0)
+        ddb__settings_cleanup(out);
+    return rc;
+}
+
+void ddb__settings_cleanup(ddb__settings *s)
+{
+    free(s->profile);
+    free(s->region);
+    free(s->endpoint);
+    free(s->ca_bundle);
+    memset(s, 0, sizeof *s);
 }

@@ -76,7 +76,8 @@ static void plog(ddb__cred_provider *p, int level, const char *msg, const ddb_lo
         p->log(p->log_arg, level, DDB_EVENT_NONE, "dynalock.ddb.credentials", msg, f, n);
 }
 
-ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_clock *clock,
+ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts,
+                                           const ddb__settings *settings, ddb_clock *clock,
                                            ddb_error *err)
 {
     ddb_client_options none = { 0 };
@@ -89,31 +90,35 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
                                    "secret access key");
         return NULL;
     }
-    /* A profile named (option or AWS_PROFILE) must exist, as in the SDKs. */
-    if (ddb__config_profile_named(opts->profile)) {
-        const char *name = ddb__config_profile_name(opts->profile);
-        ddb__config *cfg = ddb__config_load();
-        bool has = cfg && ddb__config_has(cfg, DDB__SEC_PROFILE, name);
-        ddb__config_free(cfg);
-        if (!has) {
-            ddb__fail(err, cfg ? DDB_ECREDENTIALS : DDB_ENOMEM,
-                      "profile '%.100s' not found in the shared config or credentials file", name);
+    ddb__settings own;
+    if (!settings) {
+        if (ddb__settings_resolve(opts, &own, err) != 0)
             return NULL;
-        }
+        settings = &own;
+    }
+    /* A profile named (option or AWS_PROFILE) must exist, as in the SDKs. */
+    if (settings->profile_named && !settings->profile_found) {
+        ddb__fail(err, DDB_ECREDENTIALS,
+                  "profile '%.100s' not found in the shared config or credentials file",
+                  settings->profile);
+        if (settings == &own)
+            ddb__settings_cleanup(&own);
+        return NULL;
     }
     /* Options that would become header values are checked here, at once. */
     const char *bad_opt = some && !ddb__header_value_ok(opts->access_key_id) ? "access_key_id"
                           : some && opts->session_token && !ddb__header_value_ok(opts->session_token)
                               ? "session_token" : NULL;
-    if (bad_opt) {
-        ddb__fail(err, DDB_EINVAL, "explicit credentials: invalid header value: the option %s "
-                  "holds a line break or another control character, which an HTTP header "
-                  "cannot carry", bad_opt);
-        return NULL;
-    }
-    ddb__cred_provider *p = calloc(1, sizeof *p);
+    ddb__cred_provider *p = bad_opt ? NULL : calloc(1, sizeof *p);
     if (!p) {
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        if (bad_opt)
+            ddb__fail(err, DDB_EINVAL, "explicit credentials: invalid header value: the option "
+                      "%s holds a line break or another control character, which an HTTP "
+                      "header cannot carry", bad_opt);
+        else
+            ddb__fail(err, DDB_ENOMEM, "out of memory");
+        if (settings == &own)
+            ddb__settings_cleanup(&own);
         return NULL;
     }
     pthread_mutex_init(&p->mu, NULL);
@@ -141,24 +146,16 @@ ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_c
         p->imds_endpoint = strdup(opts->imds_endpoint);
         oom = oom || !p->imds_endpoint;
     }
+    p->region = strdup(settings->region);
+    p->region_from = settings->region_from;
+    p->endpoint = strdup(settings->endpoint);
+    oom = oom || !p->region || !p->endpoint;
+    if (settings == &own)
+        ddb__settings_cleanup(&own);
     if (oom) {
         ddb__cred_provider_free(p);
         ddb__fail(err, DDB_ENOMEM, "out of memory");
         return NULL;
-    }
-    if (ddb__config_region(opts->region, opts->profile, &p->region, &p->region_from, err) != 0) {
-        ddb__cred_provider_free(p);
-        return NULL;
-    }
-    if (opts->endpoint && *opts->endpoint) {
-        p->endpoint = strdup(opts->endpoint);
-    } else {
-        ddb__config *cfg = ddb__config_load();
-        ddb_error ignored;
-        if (cfg)
-            ddb__config_endpoint(cfg, ddb__config_profile_name(opts->profile), "DynamoDB",
-                                 p->region, &p->endpoint, &ignored);
-        ddb__config_free(cfg);
     }
     return p;
 }
@@ -782,7 +779,7 @@ static int resolve(ddb__cred_provider *p, ddb_cancel *cancel, ddb__credentials *
         return rc;
     }
     const char *profile = ddb__config_profile_name(p->profile);
-    char *ca = ddb__config_ca_bundle(p->profile);
+    char *ca = ddb__config_ca_bundle(cfg, profile);
     ddb__cred_ctx ctx = { .cfg = cfg, .region = p->region, .ca_bundle = ca, .clock = p->clock,
                           .cancel = cancel, .err = err };
     walk w = { .p = p, .ctx = &ctx, .source = source };

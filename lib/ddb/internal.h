@@ -72,8 +72,11 @@ typedef struct ddb__cred_provider ddb__cred_provider;
 /* The standard chain: explicit (opts), environment, shared files (profile), container
  * (AWS_CONTAINER_CREDENTIALS_FULL_URI / _RELATIVE_URI with AWS_CONTAINER_AUTHORIZATION_TOKEN
  * or _FILE), IMDSv2. Resolution is lazy. */
-ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts, ddb_clock *clock,
-                                           ddb_error *err);
+struct ddb__settings;
+/* settings: the client's, resolved once (NULL: resolved here from opts). */
+ddb__cred_provider *ddb__cred_provider_new(const ddb_client_options *opts,
+                                           const struct ddb__settings *settings,
+                                           ddb_clock *clock, ddb_error *err);
 void ddb__cred_provider_free(ddb__cred_provider *p);
 /* Copies current credentials into out (caller frees with ddb__credentials_cleanup),
  * refreshing those that expire within 5 minutes. DDB_ECREDENTIALS when none found. */
@@ -117,11 +120,6 @@ const char *ddb__config_profile_name(const char *explicit_profile);
 bool ddb__config_profile_named(const char *explicit_profile);
 /* botocore's rule: a region is a valid host label. */
 bool ddb__region_valid(const char *region);
-/* The region: option, AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1; checked
- * with ddb__region_valid (DDB_EINVAL). *out malloc'd; *from (may be NULL) says which
- * (static text). */
-int ddb__config_region(const char *opt_region, const char *opt_profile, char **out,
-                       const char **from, ddb_error *err);
 /* A service's endpoint (service_id as in AWS_ENDPOINT_URL_<ID>: "DynamoDB", "STS",
  * "SSO"): configured URLs first (environment, services section, profile), else the
  * regional endpoint with FIPS / dual-stack and the partition's domain. *out malloc'd. */
@@ -130,11 +128,28 @@ int ddb__config_endpoint(const ddb__config *cfg, const char *profile, const char
 /* "aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b", "aws-iso-e", "aws-iso-f". */
 const char *ddb__partition_name(const char *region);
 /* AWS_CA_BUNDLE, else the profile's ca_bundle (malloc'd), or NULL. */
-char *ddb__config_ca_bundle(const char *opt_profile);
-/* AWS_MAX_ATTEMPTS, else the profile's max_attempts; 0 when neither (or invalid). */
-int ddb__config_max_attempts(const char *opt_profile);
-/* AWS_RETRY_MODE, else the profile's retry_mode: true for "adaptive". */
-bool ddb__config_retry_adaptive(const char *opt_profile);
+char *ddb__config_ca_bundle(const ddb__config *cfg, const char *profile);
+
+/* What a client's creation reads of its options, the environment and the shared files,
+ * resolved at once with one read of the files (config.c); the client and its credentials
+ * provider read this struct, never the files again. */
+typedef struct ddb__settings {
+    char *profile;           /* the option, else AWS_PROFILE, else "default" */
+    bool profile_named;      /* given by the option or AWS_PROFILE */
+    bool profile_found;      /* in the shared config or credentials file */
+    char *region;            /* option, AWS_REGION, AWS_DEFAULT_REGION, the profile's,
+                                us-east-1; a valid host label */
+    const char *region_from; /* which of those (static text) */
+    char *endpoint;          /* the option, else the configured or regional endpoint */
+    char *ca_bundle;         /* AWS_CA_BUNDLE, else the profile's ca_bundle; or NULL */
+    int max_attempts;        /* AWS_MAX_ATTEMPTS, else the profile's; 0 when neither */
+    bool retry_adaptive;     /* AWS_RETRY_MODE, else the profile's retry_mode, "adaptive" */
+} ddb__settings;
+/* Fills out (o may be NULL: the defaults); 0, or an error (a region that is not a host
+ * label, an endpoint that cannot be made: DDB_EINVAL). Clean up with
+ * ddb__settings_cleanup. */
+int ddb__settings_resolve(const ddb_client_options *o, ddb__settings *out, ddb_error *err);
+void ddb__settings_cleanup(ddb__settings *s);
 
 /* ---- one HTTP request (http.c): the blocking request the credential providers and
  * the testing library's server clock send. The client's own POSTs take the same path
@@ -290,9 +305,9 @@ typedef struct ddb__policy {
     int64_t base_delay_ms, max_backoff_ms;
     int retry_quota;         /* < 0: no quota */
 } ddb__policy;
-/* Resolves o (NULL: all defaults) with the defaults above and, for max_attempts, the
- * environment and the default profile (profile: o's, or NULL). */
-void ddb__policy_resolve(const ddb_client_options *o, ddb__policy *out);
+/* Resolves o (NULL: all defaults) with the defaults above; max_attempts, when o leaves
+ * it 0, is from_config (ddb__settings.max_attempts) if that is > 0. */
+void ddb__policy_resolve(const ddb_client_options *o, int from_config, ddb__policy *out);
 
 /* ---- retry policy (retry.c): AWS SDK "standard" mode */
 typedef struct ddb__retry_state ddb__retry_state;  /* one per client: the quota */

@@ -24,13 +24,12 @@ struct ddb__retry_state {
     void *rand_arg;
 };
 
-void ddb__policy_resolve(const ddb_client_options *o, ddb__policy *out)
+void ddb__policy_resolve(const ddb_client_options *o, int from_config, ddb__policy *out)
 {
     ddb_client_options zero = { 0 };
     if (!o)
         o = &zero;
     const ddb_retry_options *r = &o->retry;
-    int from_config = r->max_attempts > 0 ? 0 : ddb__config_max_attempts(o->profile);
     *out = (ddb__policy){
         .connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms
                                                         : DDB__DEFAULT_CONNECT_TIMEOUT_MS,
@@ -50,7 +49,7 @@ void ddb__policy_resolve(const ddb_client_options *o, ddb__policy *out)
 ddb__retry_state *ddb__retry_state_new(const ddb_retry_options *o)
 {
     ddb__policy p;
-    ddb__policy_resolve(o ? &(ddb_client_options){ .retry = *o } : NULL, &p);
+    ddb__policy_resolve(o ? &(ddb_client_options){ .retry = *o } : NULL, 0, &p);
     return ddb__retry_state_new_policy(&p);
 }
 

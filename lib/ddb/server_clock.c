@@ -110,7 +110,7 @@ static bool start_signing(server_clock *sc, const char *date)
     if (server_ms > 0)
         sc->skew_ms = server_ms - ddb_clock_wall_ms(ddb_clock_system());
     if (!sc->creds)
-        sc->creds = ddb__cred_provider_new(NULL, ddb_clock_system(), NULL);
+        sc->creds = ddb__cred_provider_new(NULL, NULL, ddb_clock_system(), NULL);
     bool ok = sc->creds != NULL;
     pthread_mutex_unlock(&sc->sign_lock);
     return ok;

@@ -123,6 +123,17 @@ START_TEST(throttling_outlasts_retries)
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 4);
     ddb_table_close(t1);
     ddb_client_free(once);
+
+    /* AWS_MAX_ATTEMPTS, read once when the client is made, when the options say none. */
+    setenv("AWS_MAX_ATTEMPTS", "5", 1);
+    ddb_client *five = dl_fixture_client(&dl_fx, NULL);
+    unsetenv("AWS_MAX_ATTEMPTS");
+    ddb_table *t5 = ddb_table_open(five, "Tab", "pk", "sk", &err);
+    ck_assert_int_eq(put_simple(t5, "a", &res, NULL, &err), DDB_ETHROTTLED);
+    ck_assert_int_eq(err.retries, 4);
+    ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 9);
+    ddb_table_close(t5);
+    ddb_client_free(five);
     fakedb_fault_remove(dl_fx.db, id);
     ck_assert_int_eq(put_simple(tab, "a", &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 0);

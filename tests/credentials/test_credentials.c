@@ -84,7 +84,7 @@ static int resolve(const ddb_client_options *o, ddb_clock *clock, ddb__credentia
     ddb_error local;
     if (!err)
         err = &local;
-    ddb__cred_provider *p = ddb__cred_provider_new(o, clock, err);
+    ddb__cred_provider *p = ddb__cred_provider_new(o, NULL, clock, err);
     ck_assert_ptr_nonnull(p);
     int rc = ddb__cred_get(p, out, NULL, err);
     if (source)
@@ -143,7 +143,7 @@ START_TEST(explicit_first)
     /* Half of a pair is an error, not a fallback. */
     ddb_error err;
     ddb_client_options half = { .access_key_id = "EXPAKID" };
-    ck_assert_ptr_null(ddb__cred_provider_new(&half, NULL, &err));
+    ck_assert_ptr_null(ddb__cred_provider_new(&half, NULL, NULL, &err));
     ck_assert_int_eq(err.code, DDB_EINVAL);
 }
 END_TEST
@@ -192,7 +192,7 @@ START_TEST(shared_files_and_profiles)
     /* A profile named but not in either file is an error at creation. */
     o.profile = "missing";
     ddb_error err;
-    ck_assert_ptr_null(ddb__cred_provider_new(&o, NULL, &err));
+    ck_assert_ptr_null(ddb__cred_provider_new(&o, NULL, NULL, &err));
     ck_assert_int_eq(err.code, DDB_ECREDENTIALS);
     ck_assert_ptr_nonnull(strstr(err.message, "profile 'missing' not found"));
 
@@ -341,7 +341,7 @@ START_TEST(expiring_credentials_refresh_on_the_clock)
     fake_meta_set_expiration(g_meta, T0_MS + 10 * 60 * 1000); /* in 10 minutes */
     ddb_client_options o = { .imds_endpoint = fake_meta_url(g_meta) };
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ck_assert_ptr_nonnull(p);
     ck_assert_str_eq(ddb__cred_source(p), "");
     ddb__credentials c;
@@ -408,7 +408,7 @@ START_TEST(one_refresh_at_a_time)
     ddb_clock *clock = ddb_fake_clock_new(T0_MS);
     fake_meta_set_expiration(g_meta, T0_MS + 60 * 60 * 1000);
     ddb_client_options o = { .imds_endpoint = fake_meta_url(g_meta) };
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, NULL);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, NULL);
     getter g[8];
     pthread_t th[8];
     for (int i = 0; i < 8; i++) {
@@ -433,7 +433,7 @@ START_TEST(imds_endpoint_too_long_is_refused_not_cut)
     memset(endpoint + n, 'a', sizeof endpoint - 1 - (size_t)n);
     endpoint[sizeof endpoint - 1] = '\0';
     ddb_client_options o = { .imds_endpoint = endpoint };
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL, NULL);
     ddb__credentials c;
     ddb_error err;
     ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
@@ -447,7 +447,7 @@ START_TEST(cancelled_fetch)
 {
     unsetenv("AWS_EC2_METADATA_DISABLED");
     ddb_client_options o = { .imds_endpoint = fake_meta_url(g_meta) };
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL, NULL);
     ddb_cancel *k = ddb_cancel_new();
     ddb_cancel_set(k);
     ddb__credentials c;

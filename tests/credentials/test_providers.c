@@ -131,7 +131,7 @@ static void teardown(void)
 static int resolve(const ddb_client_options *o, ddb_clock *clock, ddb__credentials *out,
                    const char **source, ddb_error *err)
 {
-    ddb__cred_provider *p = ddb__cred_provider_new(o, clock, err);
+    ddb__cred_provider *p = ddb__cred_provider_new(o, NULL, clock, err);
     ck_assert_msg(p != NULL, "provider: %s", err->message);
     int rc = ddb__cred_get(p, out, NULL, err);
     if (source)
@@ -287,7 +287,7 @@ START_TEST(web_identity_refreshes_on_the_clock)
     setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/r", 1);
     ddb_client_options o = opts();
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ck_assert_ptr_nonnull(p);
     ddb__credentials c;
     ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), 0);
@@ -434,7 +434,7 @@ START_TEST(credential_process_good_and_refreshed)
                     "\"Expiration\": \"2024-03-01T00:20:00Z\"}'\n");
     ddb_client_options o = opts();
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ck_assert_ptr_nonnull(p);
     ddb__credentials c;
     ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s", err.message);
@@ -528,7 +528,7 @@ START_TEST(sso_refreshes_on_the_clock)
     fake_sts_set_expiration(g_sts, T0_MS + 60 * 60 * 1000);
     ddb_client_options o = opts();
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ddb__credentials c;
     ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s", err.message);
     ck_assert_str_eq(c.access_key_id, "SSOAKID1");
@@ -563,7 +563,7 @@ START_TEST(sso_token_refreshed_near_its_expiry)
     fake_sts_set_refresh_token(g_sts, "rt-1");
     ddb_client_options o = opts();
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ddb__credentials c;
     ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s", err.message);
     ck_assert_str_eq(c.access_key_id, "SSOAKID1");
@@ -580,7 +580,7 @@ START_TEST(sso_token_refreshed_near_its_expiry)
     write_file(SSO_SESSION_FILE, "{\"accessToken\":\"old\",\"expiresAt\":\"2020-01-01T00:00:00Z\","
                                  "\"clientId\":\"cid\",\"clientSecret\":\"csecret\","
                                  "\"refreshToken\":\"rt-revoked\"}");
-    p = ddb__cred_provider_new(&o, clock, &err);
+    p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
     ck_assert_msg(strstr(err.message, "has expired") &&
                       strstr(err.message, "refreshing the SSO token failed (HTTP 400)"),
@@ -805,23 +805,44 @@ START_TEST(endpoints_by_partition_fips_dualstack)
 }
 END_TEST
 
+/* The client's settings, resolved once: the CA bundle and max_attempts from the
+ * environment over the profile. */
+static ddb__settings settings_now(void)
+{
+    ddb__settings s;
+    ddb_error err;
+    ck_assert_int_eq(ddb__settings_resolve(NULL, &s, &err), 0);
+    return s;
+}
+
 START_TEST(ca_bundle_and_max_attempts)
 {
-    ck_assert_ptr_null(ddb__config_ca_bundle(NULL));
-    ck_assert_int_eq(ddb__config_max_attempts(NULL), 0);
-    write_file(".aws/config", "[default]\nca_bundle = /etc/corp-ca.pem\nmax_attempts = 7\n");
-    char *ca = ddb__config_ca_bundle(NULL);
-    ck_assert_str_eq(ca, "/etc/corp-ca.pem");
-    free(ca);
-    ck_assert_int_eq(ddb__config_max_attempts(NULL), 7);
+    ddb__settings s = settings_now();
+    ck_assert_ptr_null(s.ca_bundle);
+    ck_assert_int_eq(s.max_attempts, 0);
+    ck_assert_str_eq(s.profile, "default");
+    ck_assert(!s.profile_named && !s.profile_found);
+    ddb__settings_cleanup(&s);
+    write_file(".aws/config", "[default]\nca_bundle = /etc/corp-ca.pem\nmax_attempts = 7\n"
+                              "region = eu-north-1\n");
+    s = settings_now();
+    ck_assert_str_eq(s.ca_bundle, "/etc/corp-ca.pem");
+    ck_assert_int_eq(s.max_attempts, 7);
+    ck_assert(s.profile_found);
+    ck_assert_str_eq(s.region, "eu-north-1");
+    ck_assert_str_eq(s.region_from, "profile");
+    ck_assert_str_eq(s.endpoint, "https://dynamodb.eu-north-1.amazonaws.com");
+    ddb__settings_cleanup(&s);
     setenv("AWS_CA_BUNDLE", "/env/ca.pem", 1);
     setenv("AWS_MAX_ATTEMPTS", "2", 1);
-    ca = ddb__config_ca_bundle(NULL);
-    ck_assert_str_eq(ca, "/env/ca.pem");
-    free(ca);
-    ck_assert_int_eq(ddb__config_max_attempts(NULL), 2);
+    s = settings_now();
+    ck_assert_str_eq(s.ca_bundle, "/env/ca.pem");
+    ck_assert_int_eq(s.max_attempts, 2);
+    ddb__settings_cleanup(&s);
     setenv("AWS_MAX_ATTEMPTS", "many", 1);
-    ck_assert_int_eq(ddb__config_max_attempts(NULL), 0);
+    s = settings_now();
+    ck_assert_int_eq(s.max_attempts, 0);
+    ddb__settings_cleanup(&s);
 }
 END_TEST
 
@@ -845,7 +866,7 @@ START_TEST(first_use_is_logged_once)
     setenv("AWS_SECRET_ACCESS_KEY", "env-secret", 1);
     ddb_client_options o = opts();
     o.region = "eu-central-1";
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL, NULL);
     ddb__credentials c;
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(ddb__cred_get(p, &c, NULL, NULL), 0);
@@ -862,7 +883,7 @@ START_TEST(first_use_is_logged_once)
     /* No region anywhere: us-east-1, and the log says it was not configured. */
     g_log_len = 0;
     o.region = NULL;
-    p = ddb__cred_provider_new(&o, NULL, NULL);
+    p = ddb__cred_provider_new(&o, NULL, NULL, NULL);
     ck_assert_int_eq(ddb__cred_get(p, &c, NULL, NULL), 0);
     ddb__credentials_cleanup(&c);
     ddb__cred_provider_free(p);
@@ -904,7 +925,7 @@ START_TEST(no_secret_in_logs_or_errors)
         o.profile = profiles[i];
         ddb_error err;
         ddb_clock *clock = ddb_fake_clock_new(T0_MS);
-        ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+        ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
         ck_assert_ptr_nonnull(p);
         ddb__credentials c;
         ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s: %s", profiles[i], err.message);

@@ -165,7 +165,7 @@ START_TEST(policy_defaults_written_once)
     unsetenv("AWS_MAX_ATTEMPTS");
     setenv("AWS_CONFIG_FILE", "/nonexistent/dynalock-test-config", 1);
     ddb__policy p;
-    ddb__policy_resolve(NULL, &p);
+    ddb__policy_resolve(NULL, 0, &p);
     ck_assert_int_eq(p.connect_timeout_ms, DDB__DEFAULT_CONNECT_TIMEOUT_MS);
     ck_assert_int_eq(p.request_timeout_ms, DDB__DEFAULT_REQUEST_TIMEOUT_MS);
     ck_assert_int_eq(p.max_connections, DDB__DEFAULT_MAX_CONNECTIONS);
@@ -178,12 +178,12 @@ START_TEST(policy_defaults_written_once)
     ck_assert_int_eq(p.base_delay_ms, 50);
     ck_assert_int_eq(p.max_backoff_ms, 20000);
     ck_assert_int_eq(p.retry_quota, 500);
-    /* Options given win; the environment comes before the default. */
+    /* Options given win; the configured attempts (AWS_MAX_ATTEMPTS or the profile's,
+     * resolved once in the client's settings) come before the default. */
     ddb_client_options o = { .connect_timeout_ms = 7, .request_timeout_ms = 8,
                              .max_connections = 2,
                              .retry = { .base_delay_ms = 9, .max_backoff_ms = 10, .quota = -1 } };
-    setenv("AWS_MAX_ATTEMPTS", "6", 1);
-    ddb__policy_resolve(&o, &p);
+    ddb__policy_resolve(&o, 6, &p);
     ck_assert_int_eq(p.connect_timeout_ms, 7);
     ck_assert_int_eq(p.request_timeout_ms, 8);
     ck_assert_int_eq(p.max_connections, 2);
@@ -192,11 +192,13 @@ START_TEST(policy_defaults_written_once)
     ck_assert_int_eq(p.max_backoff_ms, 10);
     ck_assert_int_lt(p.retry_quota, 0);
     o.retry.max_attempts = 4;
-    ddb__policy_resolve(&o, &p);
+    ddb__policy_resolve(&o, 6, &p);
     ck_assert_int_eq(p.max_attempts, 4);
-    /* The retry state made from retry options alone resolves the same way. */
+    /* The retry state made from retry options alone has the defaults: it reads no
+     * configuration. */
+    setenv("AWS_MAX_ATTEMPTS", "6", 1);
     ddb__retry_state *s = ddb__retry_state_new(NULL);
-    ck_assert_int_eq(ddb__retry_max_attempts(s), 6);
+    ck_assert_int_eq(ddb__retry_max_attempts(s), 3);
     ddb__retry_state_free(s);
     unsetenv("AWS_MAX_ATTEMPTS");
     unsetenv("AWS_CONFIG_FILE");

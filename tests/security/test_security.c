@@ -317,7 +317,7 @@ static void expect_akid(const char *want)
     ddb_clock *clock = ddb_fake_clock_new(T0_MS);
     ddb_client_options o = { .log_level = DDB_LOG_OFF };
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ck_assert_ptr_nonnull(p);
     ddb__credentials c;
     int rc = ddb__cred_get(p, &c, NULL, &err);
@@ -380,7 +380,7 @@ START_TEST(expired_sts_credentials_refused_with_backoff)
     ddb_clock *clock = ddb_fake_clock_new(T0_MS);
     ddb_client_options o = { .log_level = DDB_LOG_OFF };
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     ck_assert_ptr_nonnull(p);
     /* A 4 s `run`: a request every 100 ms. */
     for (int i = 0; i < 40; i++) {
@@ -411,7 +411,7 @@ START_TEST(expired_process_credentials_refused_with_backoff)
     ddb_clock *clock = ddb_fake_clock_new(T0_MS);
     ddb_client_options o = { .log_level = DDB_LOG_OFF };
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     for (int i = 0; i < 20; i++) { /* 2 s */
         ddb__credentials c;
         ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
@@ -440,7 +440,7 @@ START_TEST(near_expiry_credentials_used_without_a_fetch_per_request)
     ddb_clock *clock = ddb_fake_clock_new(T0_MS);
     ddb_client_options o = { .log_level = DDB_LOG_OFF };
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, clock, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, clock, &err);
     for (int i = 0; i < 20; i++) {
         ddb__credentials c;
         ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s", err.message);
@@ -732,7 +732,7 @@ START_TEST(imds_role_names_are_checked)
         wire_route(g_aws, "GET", "/latest/meta-data/iam/security-credentials/", 200, bad[i]);
         ddb_client_options o = { .imds_endpoint = wire_url(g_aws), .log_level = DDB_LOG_OFF };
         ddb_error err;
-        ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, &err);
+        ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL, &err);
         ddb__credentials c;
         ck_assert_int_eq(ddb__cred_get(p, &c, NULL, &err), DDB_ECREDENTIALS);
         ck_assert_msg(strstr(err.message, "a bad role name"), "%s: %s", bad[i], err.message);
@@ -750,7 +750,7 @@ START_TEST(imds_role_names_are_checked)
     wire_route(g_aws, "GET", "/latest/meta-data/iam/security-credentials/", 200, "my-role+1");
     ddb_client_options o = { .imds_endpoint = wire_url(g_aws), .log_level = DDB_LOG_OFF };
     ddb_error err;
-    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, &err);
+    ddb__cred_provider *p = ddb__cred_provider_new(&o, NULL, NULL, &err);
     ddb__credentials c;
     ck_assert_msg(ddb__cred_get(p, &c, NULL, &err) == 0, "%s", err.message);
     ck_assert_str_eq(c.access_key_id, "IMDSAKID");
