@@ -1387,7 +1387,8 @@ t_run_slots() {
 # keeps its own.
 t_run_slots_takeover() {
     start_bg stk_a "$DL" run "${C[@]}" --slots 2 --label a stk -- sh -c \
-        'echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN" > "$W/stk.a"; echo $$ > "$W/stk.cmd"; exec sleep 1000'
+        'env | grep "^DYNALOCK_" > "$W/stk.env"
+         echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN" > "$W/stk.a"; echo $$ > "$W/stk.cmd"; exec sleep 1000'
     local a=$bg
     poll_until 200 '[ -s "$W/stk.cmd" ]' || fail "the first holder did not start"
     start_bg stk_b "$DL" run "${C[@]}" --slots 2 --label b stk -- sh -c \
@@ -1395,7 +1396,9 @@ t_run_slots_takeover() {
     local b=$bg
     poll_until 200 '[ -s "$W/stk.b" ]' || fail "the second holder did not start"
     start_bg stk_c "$DL" run "${C[@]}" --slots 2 --verbose --label c stk -- sh -c \
-        'echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN" > "$W/stk.c"'
+        '"$DL" put --if-held --table items --item "{\"pk\":{\"S\":\"by-slot\"},\"t\":{\"N\":\"$DYNALOCK_FENCING_TOKEN\"}}"
+         echo $? > "$W/stk.put"
+         echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN" > "$W/stk.c"'
     local c=$bg
     poll_until 200 'grep -q "waiting for a slot of .stk.: all 2 held" "$W/stk_c.err"' ||
         fail "--verbose does not say it waits for a slot"
@@ -1413,6 +1416,12 @@ t_run_slots_takeover() {
     expect_match "--verbose names the slot's lock" "acquired 'stk#slot$slot_a' with token $((tok_a + 1)) .*took over from a holder that stopped" \
         "$(cat "$W/stk_c.err")"
     held "stk#slot$(cat "$W/stk.b")" || fail "the live holder's slot is still held"
+    # Fencing per slot: the new holder's write passes, the killed holder's is refused.
+    expect_eq "the slot's fenced write" 0 "$(cat "$W/stk.put" 2>/dev/null)"
+    expect_match "its item" "\"t\":\\{\"N\":\"$((tok_a + 1))\"\\}" "$(get_item items by-slot)"
+    capture env $(cat "$W/stk.env") "$DL" put --if-held --table items --item '{"pk":{"S":"stk-stale"}}'
+    expect_eq "the killed holder's fenced write" 77 "$st"
+    expect_eq "nothing written" "{}" "$(get_item items stk-stale)"
     touch "$W/stk.go"
     finish "$b"
     expect_eq "the live holder's status" 0 "$st"
