@@ -1,6 +1,7 @@
 /* run.c: `dynalock run NAME -- CMD...`, flock(1) across machines: acquire the lock, run
  * CMD with the lease in its environment, release the lock once CMD exits and exit with
- * its status. A lost lease stops CMD (SIGTERM, then SIGKILL) and exits 76. */
+ * its status. A lost lease stops CMD (SIGTERM, then SIGKILL) and exits 76. With --slots N,
+ * the lock is any free one of N slots (ddb_lock_acquire_slot), and CMD gets DYNALOCK_SLOT. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

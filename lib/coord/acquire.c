@@ -2,7 +2,8 @@
  * seen the lock held writes at once; once it has, each poll is one strongly consistent
  * read, and it writes again only when it reads the lock free or the holder is due for a
  * takeover, measured on this client's monotonic clock from when it first read that
- * record version. */
+ * record version. A slot of N (ddb_lock_acquire_slot) is a try of each slot's lock in turn,
+ * waiting for the earliest poll of the slots when all are held. */
 #include "coord_internal.h"
 
 #include <inttypes.h>
