@@ -15,7 +15,7 @@ enum opt_id {
     O_CLOCK, O_LEASE, O_LABEL, O_JSON, O_WAIT, O_KILL_AFTER, O_PAUSE, O_ONCE, O_IF_HELD,
     O_ITEM, O_ITEM_FILE, O_LOCK_TABLE, O_LOCK, O_OWNER, O_TOKEN, O_TTL, O_EXIST_OK, O_INDEX,
     O_IF_TOKEN, O_VALUE, O_FOR, O_COUNT, O_CONFLICT_EXIT, O_VERBOSE,
-    O_HELP,
+    O_SLOTS, O_HELP,
 };
 
 typedef struct opt_def {
@@ -58,6 +58,7 @@ static const opt_def OPTS[] = {
     {"value", O_VALUE, CLI_OPT_VALUE, true},
     {"for", O_FOR, CLI_OPT_FOR, true},
     {"count", O_COUNT, CLI_OPT_COUNT, true},
+    {"slots", O_SLOTS, CLI_OPT_SLOTS, true},
     {"help", O_HELP, 0, false},
 };
 
@@ -321,6 +322,15 @@ static int set_option(const cli_command *cmd, const opt_def *d, const char *v, c
         o->count = n;
         break;
     }
+    case O_SLOTS: {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (!(*v >= '0' && *v <= '9') || *end || errno || n < 1 || n > DDB_LOCK_SLOTS_MAX)
+            return cli_usage_error(cmd, "invalid --slots '%s' (1 to %d)", v, DDB_LOCK_SLOTS_MAX);
+        o->slots = (int)n;
+        break;
+    }
     case O_HELP: break;
     }
     return 0;
@@ -420,10 +430,21 @@ int cli_parse_args(const cli_command *cmd, int argc, char **argv, cli_opts *o)
     if ((cmd->options & CLI_OPT_LOCK_NAME) && o->n_args > 0) {
         ddb_error nerr;
         ddb_error_clear(&nerr);
-        if (ddb_lock_name_check(o->args[o->n_args - 1], &nerr) != 0)
-            return cli_usage_error(cmd, "invalid lock name '%s': %s", o->args[o->n_args - 1],
-                                   nerr.message);
+        const char *name = o->args[o->n_args - 1];
+        if (ddb_lock_name_check(name, &nerr) != 0)
+            return cli_usage_error(cmd, "invalid lock name '%s': %s", name, nerr.message);
+        /* NAME#slotK is slot K's lock: taken with --slots only, read by name as any. */
+        char slot[DDB_LOCK_NAME_SIZE];
+        if (o->slots && ddb_lock_slot_name(name, o->slots - 1, slot, sizeof slot, &nerr) != 0)
+            return cli_usage_error(cmd, "invalid lock name '%s' for --slots %d: %s", name,
+                                   o->slots, nerr.message);
+        if ((cmd->options & CLI_OPT_CMD) && !o->slots && ddb_lock_slot_parse(name, NULL, NULL))
+            return cli_usage_error(cmd, "invalid lock name '%s': a name ending in "
+                                   DDB_LOCK_SLOT_SUFFIX "N is a slot's; use --slots", name);
     }
+
+    if (o->slots && o->for_ms)
+        return cli_usage_error(cmd, "--for does not apply with --slots");
 
     /* Defaults from the environment that `run` and `leader` hand to CMD. */
     if (!o->table)

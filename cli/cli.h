@@ -59,6 +59,7 @@ typedef struct cli_opts {
     int64_t wait_ms;           /* run: -1 forever */
     int conflict_exit;         /* run: the status when not acquired (default 75) */
     bool verbose;              /* run --verbose: what it waits for, and when it got it */
+    int slots;                 /* run, state --slots N: 0 = a plain lock */
     int64_t kill_after_ms;
     int64_t pause_ms;          /* leader: -1 = a third of the lease */
     bool once;                 /* leader: exit after CMD exits 0 */
@@ -106,6 +107,7 @@ enum {
     CLI_OPT_FOR = 1 << 13,     /* state --for */
     CLI_OPT_COUNT = 1 << 14,   /* watch --count */
     CLI_OPT_LOCK_NAME = 1 << 15, /* the last positional argument is a lock's NAME */
+    CLI_OPT_SLOTS = 1 << 16,   /* run, state --slots N */
 };
 
 struct cli_command {

@@ -392,6 +392,12 @@ int cli_env_for_lease(cli_env *e, const cli_opts *o, cli_conn *c, ddb_lease *lea
     int rc = 0;
     rc |= cli_env_set(e, "DYNALOCK_LOCK", ddb_lease_name(lease));
     rc |= cli_env_set(e, "DYNALOCK_FENCING_TOKEN", token);
+    /* A slot's lease (run --slots): its number; otherwise none, not an outer run's. */
+    int slot = -1;
+    char slot_text[16];
+    if (ddb_lock_slot_parse(ddb_lease_name(lease), NULL, &slot))
+        snprintf(slot_text, sizeof slot_text, "%d", slot);
+    rc |= cli_env_set(e, "DYNALOCK_SLOT", slot >= 0 ? slot_text : NULL);
     rc |= cli_env_set(e, "DYNALOCK_OWNER", ddb_lease_owner(lease));
     rc |= cli_env_set(e, "DYNALOCK_TABLE", o->table);
     rc |= cli_env_set(e, "DYNALOCK_PK", o->pk);

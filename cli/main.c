@@ -56,7 +56,7 @@
 
 static const cli_command COMMANDS[] = {
     {"run", CLI_OPT_COMMON | CLI_OPT_LEASE | CLI_OPT_LABEL | CLI_OPT_VALUE | CLI_OPT_WAIT |
-                CLI_OPT_KILL_AFTER | CLI_OPT_CMD | CLI_OPT_LOCK_NAME,
+                CLI_OPT_KILL_AFTER | CLI_OPT_CMD | CLI_OPT_LOCK_NAME | CLI_OPT_SLOTS,
      1, 1, "run [OPTIONS] NAME [--] CMD [ARG...]",
      "Acquires the lock NAME, runs CMD while it holds it, releases it when CMD\n"
      "exits and exits with CMD's status: flock(1) across machines.\n"
@@ -80,6 +80,8 @@ static const cli_command COMMANDS[] = {
      "                      exit N instead of 75 when the lock is not acquired\n"
      "                      (flock -E): 1-63, 75 or 80-125; pick one CMD never\n"
      "                      exits with, as CMD's status passes through\n"
+     "  --slots N           at most N hold NAME at once (1-100): any free slot K,\n"
+     "                      the lock NAME#slotK, its own token; DYNALOCK_SLOT=K\n"
      "  --lease DURATION    the lease, renewed every third of it (default 30s)\n"
      "  --label TEXT        the holder label operators see (default: host name)\n"
      "  --value TEXT        a value the lease carries, shown by state, list and\n"
@@ -143,7 +145,8 @@ static const cli_command COMMANDS[] = {
      "  --token N           its fencing token (default: $DYNALOCK_FENCING_TOKEN)\n"
      "\n" SEE_ALSO,
      cli_cmd_put},
-    {"state", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_FOR | CLI_OPT_LOCK_NAME, 1, 1, "state [OPTIONS] NAME",
+    {"state", CLI_OPT_COMMON | CLI_OPT_JSON | CLI_OPT_FOR | CLI_OPT_LOCK_NAME | CLI_OPT_SLOTS,
+     1, 1, "state [OPTIONS] NAME",
      "Shows the lock NAME: held or free, its fencing token and, when held, its\n"
      "holder label, owner id, lease, value, and how long this reader has seen\n"
      "its record version unchanged. A holder renews (a new record version)\n"
@@ -154,6 +157,8 @@ static const cli_command COMMANDS[] = {
      "Options:\n"
      "  --for DURATION      read every third of the lease (a second when free)\n"
      "                      for this long, then show the last read\n"
+     "  --slots N           the N slots of NAME ('run --slots'): how many are\n"
+     "                      held, and a row per slot as 'list' shows it\n"
      "  --json              one JSON object: name, table, exists, held, holder,\n"
      "                      owner, record_version, fencing_token, lease_ms,\n"
      "                      value, unchanged_ms\n"

@@ -1,6 +1,7 @@
 /* run.c: `dynalock run NAME -- CMD...`, flock(1) across machines: acquire the lock, run
  * CMD with the lease in its environment, release the lock once CMD exits and exit with
- * its status. A lost lease stops CMD (SIGTERM, then SIGKILL) and exits 76. */
+ * its status. A lost lease stops CMD (SIGTERM, then SIGKILL) and exits 76. With --slots N,
+ * the lock is any free one of N slots (ddb_lock_acquire_slot), and CMD gets DYNALOCK_SLOT. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,12 @@ static void report_not_acquired(cli_conn *c, const cli_opts *o, const char *name
         char d[32];
         cli_format_duration(o->wait_ms, d, sizeof d);
         snprintf(waited, sizeof waited, " after waiting %s", d);
+    }
+    if (o->slots) {
+        /* Each slot has a holder of its own: the count says it all. */
+        cli_error("lock '%s' not acquired: all %d of its slots are held%s", name, o->slots,
+                  waited);
+        return;
     }
     ddb_lock_state st;
     ddb_error err;
@@ -61,6 +68,8 @@ static void report_not_acquired(cli_conn *c, const cli_opts *o, const char *name
 typedef struct waiter {
     cli_conn *c;
     const char *name;
+    int slots;                 /* --slots: a line per pass over the slots, no read */
+    long slot_refusals;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     long refusals, shown;
@@ -75,6 +84,11 @@ static void on_refusal(void *arg, const char *name)
     (void)name;
     waiter *w = arg;
     pthread_mutex_lock(&w->mu);
+    /* With slots, each pass is refused once per slot: one line a pass. */
+    if (w->slots && ++w->slot_refusals % w->slots != 0) {
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
     w->refusals++;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -82,6 +96,19 @@ static void on_refusal(void *arg, const char *name)
 
 static void waiter_show(waiter *w)
 {
+    char name[1100], line[8192];
+    if (w->slots) {
+        snprintf(line, sizeof line, "waiting for a slot of '%s': all %d held",
+                 cli_safe_text(w->name, name, sizeof name), w->slots);
+        if (w->tty) {
+            fprintf(stderr, "\r\033[K%s: %s", cli_progname, line);
+            w->drawn = true;
+        } else {
+            fprintf(stderr, "%s: %s\n", cli_progname, line);
+        }
+        fflush(stderr);
+        return;
+    }
     ddb_lock_state st;
     ddb_error err;
     ddb_error_clear(&err);
@@ -89,7 +116,6 @@ static void waiter_show(waiter *w)
     int rc = limit ? ddb_lock_table_get_state(w->c->locks, w->name, &st, limit, &err)
                    : DDB_ENOMEM;
     ddb_cancel_unref(limit);
-    char name[1100], line[8192];
     cli_safe_text(w->name, name, sizeof name);
     if (rc == 0 && st.is_held) {
         char holder[4 * DDB_HOLDER_LABEL_MAX_BYTES + 8], lease[32], unchanged[32];
@@ -153,7 +179,7 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     cli_log(c, DDB_LOG_INFO, "acquiring the lock", fields, 3);
     char what[512];
     snprintf(what, sizeof what, "cannot acquire lock '%s' on table '%s'", name, o->table);
-    waiter w = {.c = c, .name = name, .tty = isatty(STDERR_FILENO) == 1};
+    waiter w = {.c = c, .name = name, .slots = o->slots, .tty = isatty(STDERR_FILENO) == 1};
     pthread_t wt;
     memset(&wt, 0, sizeof wt);
     long watch = 0;
@@ -175,18 +201,25 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
     }
     cli_req req;
     cli_req_begin(&req, "the acquire", what, false);
+    ddb_lock_slot_options so = {.no_wait = o->wait_ms == 0};
     if (o->wait_ms == 0) {
-        rc = ddb_lock_try_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
+        rc = o->slots ? ddb_lock_acquire_slot(c->locks, name, o->slots, o->lease_ms, &so, lease,
+                                              NULL, stop, &err)
+                      : ddb_lock_try_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
     } else if (o->wait_ms > 0) {
         ddb_cancel *wait = ddb_cancel_new_linked(stop);
         if (!wait)
             return cli_req_fail(&req, DDB_ENOMEM, NULL);
         rc = ddb_cancel_after(wait, ddb_client_clock(c->client), o->wait_ms);
         if (rc == 0)
-            rc = ddb_lock_acquire(c->locks, name, o->lease_ms, lease, wait, &err);
+            rc = o->slots ? ddb_lock_acquire_slot(c->locks, name, o->slots, o->lease_ms, &so,
+                                                  lease, NULL, wait, &err)
+                          : ddb_lock_acquire(c->locks, name, o->lease_ms, lease, wait, &err);
         ddb_cancel_unref(wait);
     } else {
-        rc = ddb_lock_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
+        rc = o->slots ? ddb_lock_acquire_slot(c->locks, name, o->slots, o->lease_ms, &so, lease,
+                                              NULL, stop, &err)
+                      : ddb_lock_acquire(c->locks, name, o->lease_ms, lease, stop, &err);
     }
     cli_req_end(&req);
     if (watch > 0) {
@@ -210,8 +243,10 @@ static int acquire(cli_conn *c, const cli_opts *o, const char *name, ddb_lease *
                      w.last_holder[0] ? cli_safe_text(w.last_holder, h, sizeof h)
                                       : "a holder that stopped");
         }
+        /* With slots, the slot's lock: its token is that slot's. */
         fprintf(stderr, "%s: acquired '%s' with token %lld after %.1fs%s\n", cli_progname,
-                cli_safe_text(name, n, sizeof n), (long long)ddb_lease_fencing_token(*lease),
+                cli_safe_text(ddb_lease_name(*lease), n, sizeof n),
+                (long long)ddb_lease_fencing_token(*lease),
                 (double)took / 1e9, from);
     }
     if (rc == DDB_ECANCELED && ddb_cancel_is_set(stop)) {
@@ -243,6 +278,8 @@ int cli_cmd_run(cli_opts *o)
         cli_conn_close(&c);
         return rc;
     }
+    /* From here on, the lock held: NAME, or with --slots the slot's lock NAME#slotK. */
+    name = ddb_lease_name(lease);
     char token[32];
     snprintf(token, sizeof token, "%lld", (long long)ddb_lease_fencing_token(lease));
     ddb_log_field fields[] = {{"lock", name}, {"fencing_token", token},

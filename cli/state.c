@@ -37,7 +37,7 @@ void cli_json_string(const char *s)
 
 /* The JSON object of a lock's state, without a new line. */
 static void print_state_json(const char *name, const char *table, const ddb_lock_state *st,
-                             const char *time)
+                             const char *time, int slot)
 {
     fputs("{", stdout);
     if (time)
@@ -56,7 +56,10 @@ static void print_state_json(const char *name, const char *table, const ddb_lock
     printf(",\"fencing_token\":%lld,\"lease_ms\":%lld,\"value\":", (long long)st->fencing_token,
            (long long)st->lease_ms);
     cli_json_string(st->has_value ? st->value : NULL);
-    printf(",\"unchanged_ms\":%lld}", (long long)st->unchanged_ms);
+    printf(",\"unchanged_ms\":%lld", (long long)st->unchanged_ms);
+    if (slot >= 0)
+        printf(",\"slot\":%d", slot);
+    putchar('}');
 }
 
 /* "15s (first read)", or "45s, longer than its lease: the holder has stopped renewing". */
@@ -73,8 +76,12 @@ static void describe_unchanged(const ddb_lock_state *st, int64_t observed_ms, ch
         snprintf(buf, size, "%s", d);
 }
 
+static int state_slots(cli_opts *o);
+
 int cli_cmd_state(cli_opts *o)
 {
+    if (o->slots)
+        return state_slots(o);
     const char *name = o->args[0];
     cli_conn c;
     int rc = cli_conn_open(&c, o, true, true);
@@ -113,7 +120,7 @@ int cli_cmd_state(cli_opts *o)
     if (st.lease_ms > 0)
         cli_format_duration(st.lease_ms, lease, sizeof lease);
     if (o->json) {
-        print_state_json(name, o->table, &st, NULL);
+        print_state_json(name, o->table, &st, NULL, -1);
         putchar('\n');
     } else {
         /* 4 bytes of escape for each byte of the longest value. */
@@ -164,7 +171,7 @@ static int watch_print(void *arg, const char *name, const ddb_lock_state *st)
     size_t n = strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(time + n, sizeof time - n, ".%03dZ", (int)(ms % 1000));
     if (w->o->json) {
-        print_state_json(name, w->o->table, st, time);
+        print_state_json(name, w->o->table, st, time, -1);
         putchar('\n');
     } else {
         char safe[4 * DDB_LEASE_VALUE_MAX_BYTES + 1];
@@ -295,9 +302,16 @@ static int rows_add(lock_rows *r, const char *name, const ddb_lock_state *st, bo
     return 0;
 }
 
+/* By name, and the slots of one name by their number (job#slot2 before job#slot10). */
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const lock_row *)a)->name, ((const lock_row *)b)->name);
+    const char *x = ((const lock_row *)a)->name, *y = ((const lock_row *)b)->name;
+    size_t xl, yl;
+    int xk, yk;
+    if (ddb_lock_slot_parse(x, &xl, &xk) && ddb_lock_slot_parse(y, &yl, &yk) && xl == yl &&
+        memcmp(x, y, xl) == 0)
+        return (xk > yk) - (xk < yk);
+    return strcmp(x, y);
 }
 
 static void print_rows(const lock_rows *r, bool json)
@@ -315,6 +329,16 @@ static void print_rows(const lock_rows *r, bool json)
             printf(",\"fencing_token\":%lld,\"lease_ms\":%lld,\"value\":", (long long)row->token,
                    (long long)row->lease_ms);
             cli_json_string(row->value);
+            /* A slot's lock (run --slots): the name it is a slot of, and its number. */
+            size_t base;
+            int slot;
+            if (ddb_lock_slot_parse(row->name, &base, &slot)) {
+                char *of = strndup(row->name, base);
+                fputs(",\"slot_of\":", stdout);
+                cli_json_string(of ? of : "");
+                printf(",\"slot\":%d", slot);
+                free(of);
+            }
             putchar('}');
         }
         puts("]");
@@ -382,6 +406,75 @@ int cli_cmd_list(cli_opts *o)
     }
     rows_free(&rows);
     ddb_lock_list_free(list);
+    cli_conn_close(&c);
+    return status;
+}
+
+/* ------------------------------------------------------------ state --slots */
+
+/* `state --slots N NAME`: each slot's lock read once (a strongly consistent GetItem each),
+ * a count of those held, and a row per slot as `list` shows it; or one JSON object. */
+static int state_slots(cli_opts *o)
+{
+    const char *name = o->args[0];
+    cli_conn c;
+    int rc = cli_conn_open(&c, o, true, true);
+    if (rc)
+        return rc;
+    ddb_lock_state *st = calloc((size_t)o->slots, sizeof *st);
+    char (*names)[DDB_LOCK_NAME_SIZE] = calloc((size_t)o->slots, sizeof *names);
+    lock_rows rows = {0};
+    int held = 0, status = 0;
+    if (!st || !names) {
+        status = cli_fail("cannot read the slots", DDB_ENOMEM, NULL);
+        goto out;
+    }
+    for (int k = 0; k < o->slots; k++) {
+        ddb_error err;
+        ddb_error_clear(&err);
+        rc = ddb_lock_slot_name(name, k, names[k], sizeof names[k], &err);
+        char what[512];
+        snprintf(what, sizeof what, "cannot read lock '%s' on table '%s'", names[k], o->table);
+        cli_req req;
+        cli_req_begin(&req, "GetItem", what, false);
+        if (rc == 0)
+            rc = ddb_lock_table_get_state(c.locks, names[k], &st[k], cli_stop(), &err);
+        if (rc) {
+            status = cli_req_fail(&req, rc, &err);
+            goto out;
+        }
+        cli_req_end(&req);
+        held += st[k].is_held;
+        if (!o->json && rows_add(&rows, names[k], &st[k], false) != 0) {
+            status = cli_fail("cannot read the slots", DDB_ENOMEM, NULL);
+            goto out;
+        }
+    }
+    if (o->json) {
+        fputs("{\"name\":", stdout);
+        cli_json_string(name);
+        fputs(",\"table\":", stdout);
+        cli_json_string(o->table);
+        printf(",\"slots\":%d,\"held\":%d,\"locks\":[", o->slots, held);
+        for (int k = 0; k < o->slots; k++) {
+            if (k)
+                putchar(',');
+            print_state_json(names[k], o->table, &st[k], NULL, k);
+        }
+        puts("]}");
+    } else {
+        char safe[4 * DDB_LOCK_NAME_SIZE + 1];
+        printf("lock       %s\n", cli_safe_text(name, safe, sizeof safe));
+        printf("table      %s\n", cli_safe_text(o->table, safe, sizeof safe));
+        printf("slots      %d, %d held, %d free\n\n", o->slots, held, o->slots - held);
+        print_rows(&rows, false);
+    }
+    if (fflush(stdout) != 0)
+        status = CLI_EXIT_IOERR;
+out:
+    rows_free(&rows);
+    free(names);
+    free(st);
     cli_conn_close(&c);
     return status;
 }

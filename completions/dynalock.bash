@@ -10,10 +10,10 @@ _dynalock_common="--table --pk --sk --endpoint --region --profile --log-level --
 _dynalock_options()
 {
     case $1 in
-        run) echo "$_dynalock_common --lease --label --value --wait --verbose --conflict-exit-code --kill-after" ;;
+        run) echo "$_dynalock_common --lease --label --value --wait --verbose --conflict-exit-code --slots --kill-after" ;;
         leader) echo "$_dynalock_common --lease --label --value --kill-after --pause --once" ;;
         put) echo "$_dynalock_common --if-held --item --item-file --lock-table --lock --owner --token" ;;
-        state) echo "$_dynalock_common --json --for" ;;
+        state) echo "$_dynalock_common --json --for --slots" ;;
         list) echo "$_dynalock_common --json --index" ;;
         watch) echo "$_dynalock_common --json --count" ;;
         release) echo "$_dynalock_common --if-token --owner --json" ;;
@@ -29,7 +29,7 @@ _dynalock_takes_value()
         --table | --pk | --sk | --endpoint | --region | --profile | --log-level | \
         --log-format | --clock | --lease | --label | --wait | --kill-after | --pause | \
         --item | --item-file | --lock-table | --lock | --owner | --token | --ttl | --index | \
-        --if-token | --value | --for | --count | --conflict-exit-code)
+        --if-token | --value | --for | --count | --conflict-exit-code | --slots)
             return 0 ;;
     esac
     return 1

@@ -2,7 +2,8 @@
  * seen the lock held writes at once; once it has, each poll is one strongly consistent
  * read, and it writes again only when it reads the lock free or the holder is due for a
  * takeover, measured on this client's monotonic clock from when it first read that
- * record version. */
+ * record version. A slot of N (ddb_lock_acquire_slot) is a try of each slot's lock in turn,
+ * waiting for the earliest poll of the slots when all are held. */
 #include "coord_internal.h"
 
 #include <inttypes.h>
@@ -296,6 +297,10 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     if (!l || !out)
         return ddb__fail(err, DDB_EINVAL, "The lock table and the lease pointer are required.");
     int rc = ddb_lock_name_check(name, err);
+    if (rc == 0 && !(hooks && hooks->slot) && ddb_lock_slot_parse(name, NULL, NULL))
+        rc = ddb__fail(err, DDB_EINVAL,
+                       "The lock name \"%s\" is a slot's (NAME" DDB_LOCK_SLOT_SUFFIX "K): "
+                       "slots are taken with ddb_lock_acquire_slot.", name);
     if (rc == 0)
         rc = dl_lease_ms_check(lease_ms, err);
     if (rc != 0)
@@ -370,6 +375,8 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
         int64_t wait = a.have_seen ? poll_wait_ns(&a, now) : DL_POLL_MAX_MS * DL_NS_PER_MS / 100;
         dl_refused(l, name);
         if (once) {
+            if (hooks && hooks->next_poll_ns)
+                *hooks->next_poll_ns = now + wait;
             rc = 0;
             break;
         }
@@ -414,4 +421,120 @@ int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
                      ddb_lease **out, ddb_cancel *stop, ddb_error *err)
 {
     return dl_acquire(locks, name, lease_ms, stop, false, NULL, out, err);
+}
+
+/* ------------------------------------------------------------------ slots */
+
+bool ddb_lock_slot_parse(const char *lock_name, size_t *base_len, int *slot)
+{
+    if (!lock_name)
+        return false;
+    size_t len = strlen(lock_name), digits = 0;
+    while (digits < len && lock_name[len - 1 - digits] >= '0' &&
+           lock_name[len - 1 - digits] <= '9')
+        digits++;
+    size_t suffix = strlen(DDB_LOCK_SLOT_SUFFIX);
+    if (digits < 1 || digits > 9 || len < digits + suffix + 1)
+        return false;
+    const char *d = lock_name + len - digits;
+    if (digits > 1 && d[0] == '0')
+        return false;
+    if (memcmp(d - suffix, DDB_LOCK_SLOT_SUFFIX, suffix) != 0)
+        return false;
+    if (base_len)
+        *base_len = len - digits - suffix;
+    if (slot)
+        *slot = (int)strtol(d, NULL, 10);
+    return true;
+}
+
+int ddb_lock_slot_name(const char *name, int slot, char *buf, size_t size, ddb_error *err)
+{
+    ddb_error_clear(err);
+    int rc = ddb_lock_name_check(name, err);
+    if (rc != 0)
+        return rc;
+    if (slot < 0 || slot >= DDB_LOCK_SLOTS_MAX)
+        return ddb__fail(err, DDB_EINVAL, "Slot %d of lock \"%s\" is out of range (0 to %d).",
+                         slot, name, DDB_LOCK_SLOTS_MAX - 1);
+    char full[DDB_LOCK_NAME_SIZE + 16];
+    int n = snprintf(full, sizeof full, "%.*s" DDB_LOCK_SLOT_SUFFIX "%d",
+                     DDB_LOCK_NAME_SIZE, name, slot);
+    if (n < 0 || (size_t)n > DDB__LOCK_NAME_MAX)
+        return ddb__fail(err, DDB_EINVAL,
+                         "The lock name \"%s\" is too long for slots: a slot's name (\"%s"
+                         DDB_LOCK_SLOT_SUFFIX "%d\") has at most %d bytes.",
+                         name, name, slot, DDB__LOCK_NAME_MAX);
+    if (!buf || size <= (size_t)n)
+        return ddb__fail(err, DDB_EINVAL, "The buffer for the name of slot %d of lock \"%s\" "
+                         "is too small.", slot, name);
+    memcpy(buf, full, (size_t)n + 1);
+    return 0;
+}
+
+/* A start that spreads contenders: a random slot (from the id generator's randomness). */
+static int random_slot(int slots)
+{
+    char id[DDB__LOCK_ID_LEN + 1];
+    ddb__lock_new_id(id);
+    unsigned long r = strtoul((char[9]){id[0], id[1], id[2], id[3], id[4], id[5], id[6],
+                                        id[7], '\0'}, NULL, 16);
+    return (int)(r % (unsigned long)slots);
+}
+
+int ddb_lock_acquire_slot(ddb_lock_table *locks, const char *name, int slots,
+                          int64_t lease_ms, const ddb_lock_slot_options *o, ddb_lease **out,
+                          int *slot, ddb_cancel *stop, ddb_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (slot)
+        *slot = -1;
+    ddb_error_clear(err);
+    if (!locks || !out)
+        return ddb__fail(err, DDB_EINVAL, "The lock table and the lease pointer are required.");
+    if (slots < 1 || slots > DDB_LOCK_SLOTS_MAX)
+        return ddb__fail(err, DDB_EINVAL,
+                         "The number of slots of lock \"%s\" is %d; it must be from 1 to %d.",
+                         name ? name : "(null)", slots, DDB_LOCK_SLOTS_MAX);
+    char slot_name[DDB_LOCK_NAME_SIZE];
+    /* The last slot's name is the longest: if it is a lock name, all are. */
+    int rc = ddb_lock_slot_name(name, slots - 1, slot_name, sizeof slot_name, err);
+    if (rc == 0)
+        rc = dl_lease_ms_check(lease_ms, err);
+    if (rc != 0)
+        return rc;
+    bool no_wait = o && o->no_wait;
+    int start = random_slot(slots);
+    /* Busy for a fake clock's settle from one slot's try to the next. */
+    ddb__clock_hold(locks->clock);
+    for (;;) {
+        int64_t next = INT64_MAX;
+        for (int i = 0; i < slots; i++) {
+            int k = (start + i) % slots;
+            rc = ddb_lock_slot_name(name, k, slot_name, sizeof slot_name, err);
+            int64_t poll = INT64_MAX;
+            dl_acquire_hooks h = {.slot = true, .next_poll_ns = &poll};
+            if (rc == 0)
+                rc = dl_acquire(locks, slot_name, lease_ms, stop, true, &h, out, err);
+            if (rc != 0 || *out) {
+                if (rc == 0 && slot)
+                    *slot = k;
+                goto done;
+            }
+            if (poll < next)
+                next = poll;
+        }
+        if (no_wait)
+            goto done;
+        if (ddb__clock_wait_until(locks->clock, next, stop) != 0) {
+            rc = ddb__fail(err, DDB_ECANCELED,
+                           "The acquire of a slot of lock \"%s\" (%d slots) was cancelled.",
+                           name, slots);
+            goto done;
+        }
+    }
+done:
+    ddb__clock_unhold(locks->clock);
+    return rc;
 }

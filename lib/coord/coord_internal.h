@@ -266,6 +266,11 @@ typedef struct dl_acquire_hooks {
     /* DynamoDB answered a request of the acquire (the lock found free or held). */
     void (*answered)(void *arg);
     void *arg;
+    /* A slot's acquire: the name may be a slot's (others refuse such names). */
+    bool slot;
+    /* When set, a try (once) that is refused stores the mono time of the poll it would
+     * make next (a slot's acquire waits for the earliest of its slots'). */
+    int64_t *next_poll_ns;
 } dl_acquire_hooks;
 int dl_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms, ddb_cancel *stop,
                bool once, const dl_acquire_hooks *hooks, ddb_lease **out, ddb_error *err);

@@ -1295,6 +1295,138 @@ t_run_verbose_wait() {
         "$(printf '%s' "$ts" | grep -c 'waiting for.*)$')"
 }
 
+# run --slots N (issue 29): N commands hold NAME at once, each a slot of its own (the lock
+# NAME#slotK, its token its own) with DYNALOCK_SLOT; the next waits for a slot freed, or
+# with --wait 0 exits with the conflict status; state and list show the slots.
+t_run_slots() {
+    local cmd='echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN $DYNALOCK_LOCK" > "$W/sl.$DYNALOCK_SLOT"
+        while [ ! -e "$W/sl.go.$DYNALOCK_SLOT" ]; do sleep 0.05; done'
+    local p=() k
+    for k in 1 2 3; do
+        start_bg "sl$k" "$DL" run "${C[@]}" --slots 3 --label "sl$k" sl -- sh -c "$cmd"
+        p+=("$bg")
+    done
+    poll_until 200 '[ -s "$W/sl.0" ] && [ -s "$W/sl.1" ] && [ -s "$W/sl.2" ]' ||
+        fail "three commands did not run at once with --slots 3"
+    for k in 0 1 2; do
+        expect_eq "slot $k's environment" "$k 1 sl#slot$k" "$(cat "$W/sl.$k" 2>/dev/null)"
+    done
+    capture "$DL" run "${C[@]}" --slots 3 --wait 0 sl -- touch "$W/sl.ran"
+    expect_eq "--wait 0 with every slot held" 75 "$st"
+    expect_match "the reason" "lock 'sl' not acquired: all 3 of its slots are held$" "$err"
+    capture "$DL" run "${C[@]}" --slots 3 --wait 0 --conflict-exit-code 9 sl -- touch "$W/sl.ran"
+    expect_eq "--conflict-exit-code with slots" 9 "$st"
+    [ -e "$W/sl.ran" ] && fail "CMD ran without a slot"
+    # A plain lock of the same name is another lock.
+    capture "$DL" run "${C[@]}" --wait 0 sl -- true
+    expect_eq "the plain lock 'sl' is apart from its slots" 0 "$st"
+
+    capture "$DL" state "${C[@]}" --slots 3 sl
+    expect_eq "state --slots status" 0 "$st"
+    expect_match "state --slots counts" "^slots +3, 3 held, 0 free$" "$out"
+    expect_match "state --slots shows each slot" "^sl#slot2 +sl[123] +1 +30s +yes " "$out"
+    expect_eq "state --slots: a row per slot" 3 "$(printf '%s\n' "$out" | grep -c '^sl#slot')"
+    capture "$DL" state "${C[@]}" --slots 4 --json sl
+    expect_match "state --slots --json" \
+        '^\{"name":"sl","table":"cli","slots":4,"held":3,"locks":\[\{"name":"sl#slot0",.*"held":true.*"slot":0\},.*\{"name":"sl#slot3","table":"cli","exists":false,"held":false.*"slot":3\}\]\}$' "$out"
+    capture "$DL" state "${C[@]}" --json 'sl#slot1'
+    expect_match "a slot read by its name" '"name":"sl#slot1",.*"held":true' "$out"
+    capture "$DL" list "${C[@]}" --json
+    expect_match "list --json: which name a slot is of" \
+        '\{"name":"sl#slot1","held":true,[^}]*"slot_of":"sl","slot":1\}' "$out"
+    capture "$DL" list "${C[@]}"
+    expect_eq "list shows the slots in order" "sl#slot0 sl#slot1 sl#slot2" \
+        "$(printf '%s\n' "$out" | awk '$1 ~ /^sl#slot/ {print $1}' | tr '\n' ' ' | sed 's/ $//')"
+
+    # The fourth waits while live holders renew, and gets the slot that is released,
+    # with that slot's next token.
+    start_bg sl4 "$DL" run "${C[@]}" --slots 3 --label sl4 sl -- sh -c \
+        'echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN $DYNALOCK_LOCK" > "$W/sl.fourth"'
+    local w=$bg
+    pass_time 40000
+    [ -e "$W/sl.fourth" ] && fail "a fourth command ran with three slots held"
+    touch "$W/sl.go.1"
+    advance_until 5000 20 '[ -s "$W/sl.fourth" ]' || fail "the fourth never got the freed slot"
+    expect_eq "the fourth has slot 1, token 2" "1 2 sl#slot1" "$(cat "$W/sl.fourth" 2>/dev/null)"
+    finish "$w"
+    expect_eq "the fourth's status" 0 "$st"
+    expect_eq "slot 0's token stayed" 1 "$(token_of 'sl#slot0')"
+    touch "$W/sl.go.0" "$W/sl.go.2"
+    for k in 0 1 2; do
+        finish "${p[$k]}"
+        expect_eq "holder $k's status" 0 "$st"
+    done
+    capture "$DL" state "${C[@]}" --slots 3 sl
+    expect_match "all released" "^slots +3, 0 held, 3 free$" "$out"
+
+    # DYNALOCK_SLOT is a slot's only: a plain run removes one from outside.
+    capture env DYNALOCK_SLOT=9 "$DL" run "${C[@]}" plain-sl -- sh -c 'echo "${DYNALOCK_SLOT-none}"'
+    expect_eq "no DYNALOCK_SLOT without --slots" none "$out"
+
+    # Bad input is a usage error before any request (no server at that endpoint).
+    local bad long
+    long=$(printf 'n%.0s' $(seq 250))
+    for bad in 0 -1 x 3x "" 101 99999999999999999999; do
+        expect_usage "invalid --slots" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+            "$DL" run "${C[@]}" --slots "$bad" sl -- true
+    done
+    expect_usage "too long for slots" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+        "$DL" run "${C[@]}" --slots 2 "$long" -- true
+    expect_usage "is a slot's; use --slots" env AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9 \
+        "$DL" run "${C[@]}" 'sl#slot1' -- true
+    expect_usage "is a slot's" "$DL" leader "${C[@]}" 'sl#slot0' -- true
+    expect_usage "does not apply to 'leader'" "$DL" leader --slots 2 sl -- true
+    expect_usage "--for does not apply with --slots" "$DL" state "${C[@]}" --slots 2 --for 1s sl
+    capture "$DL" run --help
+    expect_match "run --help names --slots" "--slots N" "$out"
+    expect_match "run --help names DYNALOCK_SLOT" "DYNALOCK_SLOT" "$out"
+}
+
+# A slot holder killed with SIGKILL (it never releases) is taken over after its lease by
+# a command waiting for a slot, with that slot's next token; the other slot's live holder
+# keeps its own.
+t_run_slots_takeover() {
+    start_bg stk_a "$DL" run "${C[@]}" --slots 2 --label a stk -- sh -c \
+        'env | grep "^DYNALOCK_" > "$W/stk.env"
+         echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN" > "$W/stk.a"; echo $$ > "$W/stk.cmd"; exec sleep 1000'
+    local a=$bg
+    poll_until 200 '[ -s "$W/stk.cmd" ]' || fail "the first holder did not start"
+    start_bg stk_b "$DL" run "${C[@]}" --slots 2 --label b stk -- sh -c \
+        'echo "$DYNALOCK_SLOT" > "$W/stk.b"; while [ ! -e "$W/stk.go" ]; do sleep 0.05; done'
+    local b=$bg
+    poll_until 200 '[ -s "$W/stk.b" ]' || fail "the second holder did not start"
+    start_bg stk_c "$DL" run "${C[@]}" --slots 2 --verbose --label c stk -- sh -c \
+        '"$DL" put --if-held --table items --item "{\"pk\":{\"S\":\"by-slot\"},\"t\":{\"N\":\"$DYNALOCK_FENCING_TOKEN\"}}"
+         echo $? > "$W/stk.put"
+         echo "$DYNALOCK_SLOT $DYNALOCK_FENCING_TOKEN" > "$W/stk.c"'
+    local c=$bg
+    poll_until 200 'grep -q "waiting for a slot of .stk.: all 2 held" "$W/stk_c.err"' ||
+        fail "--verbose does not say it waits for a slot"
+    kill9 "$a"
+    poll_until 200 "! running $(cat "$W/stk.cmd")" || fail "CMD outlived its dynalock"
+    pass_time 14000
+    [ -e "$W/stk.c" ] && fail "a slot taken over before a whole lease"
+    advance_until 5000 30 '[ -s "$W/stk.c" ]' || fail "no takeover of the killed holder's slot"
+    finish "$c"
+    expect_eq "the waiter's status" 0 "$st"
+    local slot_a tok_a
+    read -r slot_a tok_a <"$W/stk.a"
+    expect_eq "the killed holder's slot, its token plus one" "$slot_a $((tok_a + 1))" \
+        "$(cat "$W/stk.c" 2>/dev/null)"
+    expect_match "--verbose names the slot's lock" "acquired 'stk#slot$slot_a' with token $((tok_a + 1)) .*took over from a holder that stopped" \
+        "$(cat "$W/stk_c.err")"
+    held "stk#slot$(cat "$W/stk.b")" || fail "the live holder's slot is still held"
+    # Fencing per slot: the new holder's write passes, the killed holder's is refused.
+    expect_eq "the slot's fenced write" 0 "$(cat "$W/stk.put" 2>/dev/null)"
+    expect_match "its item" "\"t\":\\{\"N\":\"$((tok_a + 1))\"\\}" "$(get_item items by-slot)"
+    capture env $(cat "$W/stk.env") "$DL" put --if-held --table items --item '{"pk":{"S":"stk-stale"}}'
+    expect_eq "the killed holder's fenced write" 77 "$st"
+    expect_eq "nothing written" "{}" "$(get_item items stk-stale)"
+    touch "$W/stk.go"
+    finish "$b"
+    expect_eq "the live holder's status" 0 "$st"
+}
+
 # ------------------------------------------------------------------ the runner
 
 passed=0
@@ -1304,7 +1436,8 @@ tests=(t_usage_and_help t_run_environment_and_statuses t_region_and_profile t_ru
        t_run_lease_lost t_put_if_held t_leader_failover t_leader_terms
        t_leader_lease_lost t_state_list_simulate t_release_and_safe_output t_watch_and_values t_list_index t_table
        t_signal_during_hung_request
-       t_run_wait_hung t_conflict_exit_code t_messages t_run_verbose_wait)
+       t_run_wait_hung t_conflict_exit_code t_messages t_run_verbose_wait t_run_slots
+       t_run_slots_takeover)
 [ ${#only[@]} -gt 0 ] && tests=("${only[@]}")
 if [ -n "$shard" ]; then
     k=${shard%/*} n=${shard#*/}

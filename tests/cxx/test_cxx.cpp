@@ -139,7 +139,7 @@ static_assert(c_struct<ddb_error>() && c_struct<ddb_clock_ops>() && c_struct<ddb
                   c_struct<ddb_index_def>() && c_struct<ddb_create_table_options>() &&
                   c_struct<ddb_table_info>() && c_struct<ddb_lock_table_options>() &&
                   c_struct<ddb_lock_state>() && c_struct<ddb_lock_list_options>() &&
-                  c_struct<ddb_lock_watch_options>() &&
+                  c_struct<ddb_lock_watch_options>() && c_struct<ddb_lock_slot_options>() &&
                   c_struct<ddb_test_server_options>() && c_struct<fakedb_error>() &&
                   c_struct<fakedb_options>() && c_struct<fakedb_fault>() && c_struct<fakedb_stats>(),
               "C structs");
@@ -456,6 +456,27 @@ void client_and_locks()
         ddb_lock_state watched{};
         CHECK_RC(ddb_lock_table_watch(other, "nightly", &wopt, watch_once, &watched, nullptr, &err), err);
         CHECK(watched.exists && !watched.is_held && watched.fencing_token == 1);
+    }
+
+    // Slots: two of "pool" held, a third try refused, the names as the header builds them.
+    {
+        ddb_lock_slot_options sopt{};
+        CHECK(all_zero(sopt));
+        ddb_lease *a = nullptr, *b = nullptr, *c = nullptr;
+        int sa = -1, sb = -1, sc = 0;
+        CHECK_RC(ddb_lock_acquire_slot(locks, "pool", 2, 30000, &sopt, &a, &sa, nullptr, &err), err);
+        sopt.no_wait = true;
+        CHECK_RC(ddb_lock_acquire_slot(locks, "pool", 2, 30000, &sopt, &b, &sb, nullptr, &err), err);
+        CHECK_RC(ddb_lock_acquire_slot(locks, "pool", 2, 30000, &sopt, &c, &sc, nullptr, &err), err);
+        CHECK(a && b && !c && sa + sb == 1 && sc == -1);
+        char name[DDB_LOCK_NAME_SIZE];
+        CHECK_RC(ddb_lock_slot_name("pool", sa, name, sizeof name, &err), err);
+        CHECK(std::string(ddb_lease_name(a)) == name);
+        size_t base_len = 0;
+        int k = -1;
+        CHECK(ddb_lock_slot_parse(name, &base_len, &k) && base_len == 4 && k == sa);
+        ddb_lease_release(a);
+        ddb_lease_release(b);
     }
 
     // A leader's term through a C++ function pointer.

@@ -83,6 +83,55 @@ DDB_API int ddb_lock_try_acquire(ddb_lock_table *locks, const char *name, int64_
 DDB_API int ddb_lock_acquire(ddb_lock_table *locks, const char *name, int64_t lease_ms,
                              ddb_lease **out, ddb_cancel *stop, ddb_error *err);
 
+/* ------------------------------------------------------------------- slots */
+
+/* Slots: at most N holders of one name at once (a counting semaphore, as `consul lock
+ * -n N`). Slot K of NAME is the lock "NAME#slotK" (K in decimal without leading zeros,
+ * 0 <= K < N): a lock of its own, with its own fencing token, which reads, watches,
+ * fencing checks and ddb_lock_release_if take by that name as any lock's. Names of that
+ * form are the slots' alone: ddb_lock_try_acquire, ddb_lock_acquire and
+ * ddb_lock_run_as_leader refuse them (DDB_EINVAL), so a plain lock never takes a slot.
+ * A slot's token orders the holders of that slot only, not of NAME as a whole (see
+ * docs/coordination.md, "Slots"). */
+#define DDB_LOCK_SLOTS_MAX 100
+/* The size of a buffer that holds any lock name and its NUL (a slot's name included). */
+#define DDB_LOCK_NAME_SIZE 256
+/* The suffix of a slot's lock name, before the slot's number. */
+#define DDB_LOCK_SLOT_SUFFIX "#slot"
+
+typedef struct ddb_lock_slot_options {
+    /* false (the default): wait as ddb_lock_acquire does until a slot is had or `stop`
+     * is set. true: try each slot once and return at once, *out NULL when all are held
+     * (as ddb_lock_try_acquire). */
+    bool no_wait;
+} ddb_lock_slot_options;
+
+/* Acquires one free slot of the `slots` (1..DDB_LOCK_SLOTS_MAX) of `name`: 0 with *out
+ * the slot's lease (release it with ddb_lease_release; ddb_lease_name is the slot's lock
+ * name) and *slot (may be NULL) its number; 0 with *out NULL and *slot -1 when all are
+ * held and o->no_wait; DDB_ECANCELED once `stop` is set while it waits; another DDB_E*
+ * with err. o may be NULL (the defaults). Each pass tries the slots once each, starting
+ * at a random one so that contenders spread over the slots, and each try is a
+ * ddb_lock_try_acquire of that slot (a takeover included, once this lock table has seen
+ * a slot's holder unchanged for a whole lease); when all are held it waits on the
+ * client's clock until the earliest next poll of a slot. An error ends it holding
+ * nothing: a write whose answer was lost is resolved by a read or handed back as an
+ * acquire's is (DDB_EINDOUBT). Thread: any. */
+DDB_API int ddb_lock_acquire_slot(ddb_lock_table *locks, const char *name, int slots,
+                                  int64_t lease_ms, const ddb_lock_slot_options *o,
+                                  ddb_lease **out, int *slot, ddb_cancel *stop,
+                                  ddb_error *err);
+/* Writes the lock name of slot `slot` (0..DDB_LOCK_SLOTS_MAX-1) of `name` into buf (size
+ * bytes; DDB_LOCK_NAME_SIZE always suffices). 0, or DDB_EINVAL with err: a bad name, a
+ * slot out of range, or a slot's name longer than a lock name may be.
+ * Thread: any. */
+DDB_API int ddb_lock_slot_name(const char *name, int slot, char *buf, size_t size,
+                               ddb_error *err);
+/* True when lock_name is a slot's ("NAME#slotK", K of 1 to 9 digits, no leading zeros,
+ * NAME not empty); then *base_len (may be NULL) is NAME's length in bytes and *slot (may
+ * be NULL) is K. Thread: any. */
+DDB_API bool ddb_lock_slot_parse(const char *lock_name, size_t *base_len, int *slot);
+
 /* Releases the lock (one conditional UpdateItem within the time the lease has left; a
  * failure is logged, DDB_EVENT_RELEASE_FAILED, never returned), sets ddb_lease_ended
  * and drops the holder's reference. Thread: the lease's owner. */
