@@ -12,7 +12,7 @@ FROM debian:12 AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev \
-      libexpat1-dev libmicrohttpd-dev libsqlite3-dev \
+      libexpat1-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
