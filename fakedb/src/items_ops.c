@@ -257,15 +257,12 @@ static int condition_failed(fakedb__write *w, fakedb__reply *r)
     return -1;
 }
 
-static json_object *pick(json_object *item, const char *const *names)
+/* UPDATED_OLD/UPDATED_NEW: the paths the update changed, nested ones in their structure
+ * (`SET a.b` gives a.b, not all of a). */
+static json_object *pick(json_object *item, const fakedb__expr *update)
 {
-    json_object *o = json_object_new_object();
-    for (size_t i = 0; item && names && names[i]; i++) {
-        json_object *v = fakedb__json_get(item, names[i]);
-        if (v)
-            json_object_object_add(o, names[i], json_object_get(v));
-    }
-    return o;
+    json_object *o = update ? fakedb__expr_update_project(update, item) : NULL;
+    return o ? o : json_object_new_object();
 }
 
 static const char *const k_rv_put[] = { "ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL };
@@ -299,9 +296,9 @@ static int single_write(fakedb__store *db, fakedb__wkind kind, json_object *req,
         else if (!strcmp(rv, "ALL_NEW") && w.new_item)
             attrs = json_object_get(w.new_item);
         else if (!strcmp(rv, "UPDATED_OLD") && w.old_item)
-            attrs = pick(w.old_item, w.update ? fakedb__expr_update_targets(w.update) : NULL);
+            attrs = pick(w.old_item, w.update);
         else if (!strcmp(rv, "UPDATED_NEW") && w.new_item)
-            attrs = pick(w.new_item, w.update ? fakedb__expr_update_targets(w.update) : NULL);
+            attrs = pick(w.new_item, w.update);
         if (attrs && json_object_object_length(attrs) > 0)
             json_object_object_add(r->body, "Attributes", attrs);
         else

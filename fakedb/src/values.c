@@ -339,6 +339,9 @@ int fakedb__item_validate(json_object *item, fakedb__error *r)
     json_object_object_foreach(item, k, v) {
         if (k[0] == 0)
             return fakedb__fail_validation(r, "One or more parameter values are not valid. A value specified for an attribute name is empty");
+        /* the model's AttributeName: at most 65535 (DynamoDB Local's text; AWS's not verified) */
+        if (strlen(k) > 65535)
+            return fakedb__fail_validation(r, "Attribute name is too large, must be less than 65536 bytes");
         if (validate_av(v, 1, r))
             return -1;
     }
