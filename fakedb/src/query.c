@@ -323,7 +323,15 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
     json_object_object_add(r->body, "ScannedCount", json_object_new_int64(scanned));
     if (last)
         json_object_object_add(r->body, "LastEvaluatedKey", last);
-    fakedb__add_capacity(req, r->body, q->t->name, fakedb__read_units((size_t)bytes, q->consistent));
+    double units = fakedb__read_units((size_t)bytes, q->consistent);
+    double *ix_units = q->ix ? calloc(q->t->n_idx, sizeof *ix_units) : NULL;
+    if (ix_units) { /* an index's read is the index's, the table's own is 0 */
+        ix_units[q->ix - q->t->idx] = units;
+        fakedb__add_capacity_ix(req, r->body, q->t, 0, ix_units);
+        free(ix_units);
+    } else {
+        fakedb__add_capacity(req, r->body, q->t->name, units);
+    }
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /* shape.c: the JSON types of a request's members, checked before any operation reads it,
  * as DynamoDB's deserializer does: a member of the wrong type (`"ExpressionAttributeNames":
  * {"#n": 7}`, a KeySchema given as an object) is a SerializationException, never read as
- * missing. AttributeValues are checked by values.c and are not entered here. */
+ * missing. AttributeValues are checked by values.c and are not entered here. One model
+ * constraint every operation shares is checked here too: ReturnConsumedCapacity's values. */
 #include "ops.h"
 
 #include <string.h>
@@ -149,5 +150,10 @@ static int check_members(json_object *o, fakedb__reply *r, int depth)
 
 int fakedb__request_shape(json_object *req, fakedb__reply *r)
 {
-    return check_members(req, r, 0);
+    if (check_members(req, r, 0))
+        return -1;
+    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
+    if (rcc && strcmp(rcc, "INDEXES") && strcmp(rcc, "TOTAL") && strcmp(rcc, "NONE"))
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]", rcc);
+    return 0;
 }

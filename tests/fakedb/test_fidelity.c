@@ -313,6 +313,61 @@ START_TEST(delete_table_short_description)
 }
 END_TEST
 
+static double units(const fdbt_resp *r, const char *path)
+{
+    json_object *v = fdbt_get(r->json, path);
+    ck_assert_msg(v != NULL, "%s missing: %s", path, r->body);
+    return json_object_get_double(v);
+}
+
+/* ReturnConsumedCapacity (issue #25 item 3, in part): bad values refused, writes by the
+ * larger of the item's sizes with each index written, index reads counted to the index. */
+START_TEST(consumed_capacity)
+{
+    expect_ok("CreateTable", "{\"TableName\":\"Cap\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+              "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+              "\"BillingMode\":\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\","
+              "\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}");
+    expect_error("GetItem", "{\"TableName\":\"Cap\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ReturnConsumedCapacity\":\"ALL\"}",
+                 "ValidationException", "1 validation error detected: Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]");
+    /* an item of 3,205 bytes: 4 units; in the index (keys only, small): 1 more */
+    char big[3200], body[4096];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    snprintf(body, sizeof body, "{\"TableName\":\"Cap\",\"Item\":{\"pk\":{\"S\":\"a\"},\"g\":{\"S\":\"G\"},\"v\":{\"S\":\"%s\"}},"
+             "\"ReturnConsumedCapacity\":\"INDEXES\"}", big);
+    fdbt_resp r = fdbt_call("PutItem", body);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 4);
+    ck_assert(units(&r, "ConsumedCapacity.GlobalSecondaryIndexes.byG.CapacityUnits") == 1);
+    ck_assert(units(&r, "ConsumedCapacity.CapacityUnits") == 5);
+    fdbt_free(&r);
+    /* replaced by a small item out of the index: the larger size is charged, and the index entry's removal */
+    r = fdbt_call("PutItem", "{\"TableName\":\"Cap\",\"Item\":{\"pk\":{\"S\":\"a\"}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+    ck_assert(units(&r, "ConsumedCapacity.CapacityUnits") == 5);
+    ck_assert_ptr_null(fdbt_get(r.json, "ConsumedCapacity.Table"));
+    fdbt_free(&r);
+    /* an index key that changes: a delete and a put in the index */
+    expect_ok("PutItem", "{\"TableName\":\"Cap\",\"Item\":{\"pk\":{\"S\":\"b\"},\"g\":{\"S\":\"G1\"}}}");
+    r = fdbt_call("UpdateItem", "{\"TableName\":\"Cap\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"UpdateExpression\":\"SET g = :g\","
+                  "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"G2\"}},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 1);
+    ck_assert(units(&r, "ConsumedCapacity.GlobalSecondaryIndexes.byG.CapacityUnits") == 2);
+    fdbt_free(&r);
+    /* a query of the index is counted to the index, the table's own is 0 */
+    r = fdbt_call("Query", "{\"TableName\":\"Cap\",\"IndexName\":\"byG\",\"KeyConditionExpression\":\"g = :g\","
+                  "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"G2\"}},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 0);
+    ck_assert(units(&r, "ConsumedCapacity.GlobalSecondaryIndexes.byG.CapacityUnits") == 0.5);
+    ck_assert(units(&r, "ConsumedCapacity.CapacityUnits") == 0.5);
+    fdbt_free(&r);
+    /* NONE and no member: nothing */
+    r = fdbt_call("DeleteItem", "{\"TableName\":\"Cap\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"ReturnConsumedCapacity\":\"NONE\"}");
+    ck_assert_ptr_null(fdbt_get(r.json, "ConsumedCapacity"));
+    fdbt_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fakedb_fidelity");
@@ -328,6 +383,7 @@ int main(void)
     tcase_add_test(tc, wrong_json_types_are_serialization_errors);
     tcase_add_test(tc, messages_name_the_right_thing);
     tcase_add_test(tc, delete_table_short_description);
+    tcase_add_test(tc, consumed_capacity);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
 }
