@@ -75,5 +75,7 @@ CASES = [
                                        "ExpressionAttributeValues": {":x": {"S": "1"}, ":p": {"S": "2"}}}),
     ("fid-attrdef-no-name", "CreateTable", {"TableName": "DiffFidDef", "KeySchema": PK, "AttributeDefinitions": [{"AttributeType": "S"}],
                                             "BillingMode": "PAY_PER_REQUEST"}),
+    # ReturnConsumedCapacity (its figures are volatile here; a bad value is not)
+    ("fid-capacity-bad-value", "GetItem", {"TableName": FT, "Key": fkey("u"), "ReturnConsumedCapacity": "ALL"}),
     ("fid-delete-table", "DeleteTable", {"TableName": FT}),
 ]
