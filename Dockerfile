@@ -12,7 +12,7 @@ FROM debian:12 AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev \
-      libexpat1-dev libmicrohttpd-dev libsqlite3-dev \
+      libexpat1-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
@@ -24,7 +24,7 @@ RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/u
 FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libsqlite3-0 libjson-c5 libssl3 \
+      libmicrohttpd12 libsqlite3-0 libjson-c5 libssl3 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --create-home fakedb
 COPY --from=build /stage/usr/bin/fakedb /usr/bin/fakedb

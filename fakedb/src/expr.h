@@ -63,6 +63,11 @@ int fakedb__expr_apply_update(const fakedb__expr *e, json_object *item,
  * UPDATED_OLD/UPDATED_NEW): a NULL-terminated array borrowed from e. */
 const char *const *fakedb__expr_update_targets(const fakedb__expr *e);
 
+/* The paths an update expression assigns or removes, projected from item as a projection
+ * would (nested paths and list indexes in their structure): UPDATED_OLD/UPDATED_NEW. A
+ * new object; empty when none exists in item. */
+json_object *fakedb__expr_update_project(const fakedb__expr *e, json_object *item);
+
 /* Whether every action of an update is REMOVE or DELETE: on a missing item such an
  * update creates nothing (DynamoDB). */
 bool fakedb__expr_update_removes_only(const fakedb__expr *e);

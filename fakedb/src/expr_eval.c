@@ -562,6 +562,21 @@ json_object *fakedb__expr_project(const fakedb__expr *e, json_object *item)
     return out;
 }
 
+json_object *fakedb__expr_update_project(const fakedb__expr *e, json_object *item)
+{
+    if (e == NULL || e->kind != FAKEDB_EXPR_UPDATE || e->nactions == 0 || item == NULL ||
+        !json_object_is_type(item, json_type_object))
+        return json_object_new_object();
+    const expr_path **paths = calloc((size_t)e->nactions + 1, sizeof *paths);
+    if (paths == NULL)
+        return NULL;
+    for (int i = 0; i < e->nactions; i++)
+        paths[i] = &e->actions[i].path;
+    json_object *out = project_level(item, false, paths, e->nactions, 0);
+    free(paths);
+    return out ? out : json_object_new_object();
+}
+
 /* ---- key conditions ---- */
 
 static int flatten_and(const expr_node *n, const expr_node **out, int cap, int count)
@@ -618,7 +633,7 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
         fakedb__expr_errf(err, "KeyConditionExpressions must only contain one condition per key");
         return -1;
     }
-    bool have_pk = false, have_sk = false;
+    bool have_pk = false, have_sk = false, stray = false;
     for (int i = 0; i < n; i++) {
         const expr_node *c = conds[i];
         bool ok_kind = (c->kind == NODE_CMP && c->op != CMP_NE) || c->kind == NODE_BETWEEN ||
@@ -656,9 +671,9 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
         bool is_pk = strcmp(name, pk_name) == 0;
         bool is_sk = !is_pk && sk_name != NULL && strcmp(name, sk_name) == 0;
         if (!is_pk && !is_sk) {
-            fakedb__expr_errf(err, "Query condition missed key schema element: %s",
-                              have_pk || sk_name == NULL ? (sk_name != NULL ? sk_name : pk_name) : pk_name);
-            return -1;
+            /* named once every condition is read: the key element actually missing */
+            stray = true;
+            continue;
         }
         if ((is_pk && have_pk) || (is_sk && have_sk)) {
             fakedb__expr_errf(err, "KeyConditionExpressions must only contain one condition per key");
@@ -705,6 +720,14 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
     }
     if (!have_pk) {
         fakedb__expr_errf(err, "Query condition missed key schema element: %s", pk_name);
+        return -1;
+    }
+    if (stray && sk_name != NULL && !have_sk) {
+        fakedb__expr_errf(err, "Query condition missed key schema element: %s", sk_name);
+        return -1;
+    }
+    if (stray) { /* every key element is there, and an attribute that is none */
+        fakedb__expr_errf(err, "Query key condition not supported");
         return -1;
     }
     return 0;

@@ -738,6 +738,11 @@ static expr_node *parse_call(parser *p, bool in_update)
     }
     if (f->op != FN_NONE)
         check_function(p, f);
+    /* DynamoDB nests if_not_exists in a function, never list_append */
+    for (int i = 0; i < f->nargs && !p->failed; i++)
+        if (f->args[i]->kind == NODE_FUNC && f->args[i]->op == FN_LIST_APPEND)
+            sem_error(p, "The function is not allowed to be used this way in an expression; function: %s",
+                      func_names[FN_LIST_APPEND]);
     return f;
 }
 

@@ -63,5 +63,7 @@ bool fakedb__op_is_streams(int op)
 
 int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r)
 {
+    if (fakedb__request_shape(req, r))
+        return -1;
     return k_ops[op].fn(db, req, r);
 }

@@ -59,7 +59,12 @@ int fakedb__reply_fail_validation(fakedb__reply *r, const char *fmt, ...)
 int fakedb__reply_need_list(json_object *req, const char *member, const char *label,
                             size_t max, json_object **out, fakedb__reply *r);
 
-/* Runs operation op (0 <= op < FDB_OP_COUNT). */
+/* shape.c: the JSON types of req's members (strings, booleans, lists, maps of strings)
+ * as DynamoDB's deserializer checks them before the operation: 0, or -1 with r's error
+ * a SerializationException. fakedb__op_call runs it first. */
+int fakedb__request_shape(json_object *req, fakedb__reply *r);
+
+/* Runs operation op (0 <= op < FDB_OP_COUNT), its request's shape checked first. */
 int fakedb__op_call(int op, fakedb__store *db, json_object *req, fakedb__reply *r);
 
 /* tables.c */

@@ -495,7 +495,27 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, "Missing or unsupported Content-Type; expected application/x-amz-json-1.0");
         return op;
     }
-    json_object *req = parse_body(rq->body, rq->body_len, rs);
+    /* A compressed body (Content-Encoding): signed as sent, read once decoded, and no
+     * larger decoded than a request may be. */
+    char *decoded = NULL;
+    size_t decoded_len = 0;
+    const char *why = NULL;
+    int dec = fakedb__body_decode(header(rq, "content-encoding"), rq->body, rq->body_len,
+                                  (size_t)FDB_MAX_REQUEST_BYTES, &decoded, &decoded_len, &why);
+    if (dec == FDB_DECODE_TOO_LARGE) {
+        fakedb__answer_error(rs, 413, FDB_E_VALIDATION, "Request size exceeded 16777216 bytes");
+        fakedb__stat_count(db, op, false);
+        return op;
+    }
+    if (dec == FDB_DECODE_BAD) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "The request body could not be decoded (Content-Encoding): %s", why);
+        fakedb__answer_error(rs, 400, FDB_E_SERIALIZATION, msg);
+        fakedb__stat_count(db, op, false);
+        return op;
+    }
+    json_object *req = decoded ? parse_body(decoded, decoded_len, rs) : parse_body(rq->body, rq->body_len, rs);
+    free(decoded);
     if (!req) {
         fakedb__stat_count(db, op, false);
         return op;
@@ -586,6 +606,16 @@ void fakedb__handle_ddb(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs,
     int op = handle(db, rq, rs, after_delay);
     if (rs->delay_ms > 0)
         return; /* counted when handled after the delay */
+    /* Accept-Encoding: gzip compresses the answer (x-amz-crc32 is then of the bytes sent) */
+    const char *accept = rs->body && !rs->lose ? header(rq, "accept-encoding") : NULL;
+    char *zipped;
+    size_t zipped_len;
+    if (accept && fakedb__accepts_gzip(accept) && !fakedb__gzip(rs->body, rs->body_len, &zipped, &zipped_len)) {
+        free(rs->body);
+        rs->body = zipped;
+        rs->body_len = zipped_len;
+        rs->gzip = true;
+    }
     uint64_t t1 = fakedb__metrics_now_ns();
     fakedb__metrics_request(&db->metrics, op, rs->lose ? 0 : rs->status, rs->error_type, t1 - t0);
     fakedb__recent_add(&db->recent, op, rs->lose ? 0 : rs->status, rs->table, rs->error_type, t1, t1 - t0);

@@ -165,6 +165,7 @@ typedef struct fakedb__http_resp {
     bool amz;                   /* add x-amzn-RequestId and x-amz-crc32 */
     bool lose;                  /* close the connection unanswered */
     bool close;                 /* answer, then close the connection */
+    bool gzip;                  /* body is gzip: add Content-Encoding: gzip */
     int64_t delay_ms;           /* suspend before handling (fault) */
     uint32_t crc32;
 } fakedb__http_resp;
@@ -198,6 +199,18 @@ void fakedb__databases_each(fakedb *db, void (*fn)(void *arg, fakedb__store *st,
 /* With separate_dbs and a file: opens the FILE.KEY_REGION.sqlite beside it. */
 int fakedb__databases_open_existing(fakedb *db, fakedb_error *err);
 void fakedb__databases_free(fakedb *db);
+/* encoding.c. Decodes a body sent with Content-Encoding `coding` (NULL or identity: *out
+ * stays NULL, the body is used as it is; gzip, x-gzip, deflate in the zlib format or
+ * raw): 0 with *out (malloc'd, NUL-terminated) and *out_len, FDB_DECODE_TOO_LARGE once
+ * more than `limit` bytes would come out (no more is inflated), FDB_DECODE_BAD with *why
+ * (static text) for an unknown coding or data that is corrupt or truncated. */
+enum { FDB_DECODE_TOO_LARGE = 1, FDB_DECODE_BAD = 2 };
+int fakedb__body_decode(const char *coding, const char *in, size_t len, size_t limit,
+                        char **out, size_t *out_len, const char **why);
+/* Whether an Accept-Encoding header asks for gzip (named, or `*`, with a q above 0). */
+bool fakedb__accepts_gzip(const char *accept_encoding);
+/* in as gzip into *out (malloc'd); 0, or -1 when out of memory. */
+int fakedb__gzip(const char *in, size_t len, char **out, size_t *out_len);
 
 /* metrics.c. A request is counted once it is answered (or lost): op -1 for an unknown
  * operation, status 0 when no answer was sent, error_type "" or NULL on success. */

@@ -323,7 +323,15 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
     json_object_object_add(r->body, "ScannedCount", json_object_new_int64(scanned));
     if (last)
         json_object_object_add(r->body, "LastEvaluatedKey", last);
-    fakedb__add_capacity(req, r->body, q->t->name, fakedb__read_units((size_t)bytes, q->consistent));
+    double units = fakedb__read_units((size_t)bytes, q->consistent);
+    double *ix_units = q->ix ? calloc(q->t->n_idx, sizeof *ix_units) : NULL;
+    if (ix_units) { /* an index's read is the index's, the table's own is 0 */
+        ix_units[q->ix - q->t->idx] = units;
+        fakedb__add_capacity_ix(req, r->body, q->t, 0, ix_units);
+        free(ix_units);
+    } else {
+        fakedb__add_capacity(req, r->body, q->t->name, units);
+    }
     return 0;
 }
 
@@ -464,8 +472,16 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
     } else if (sel && !strcmp(sel, "ALL_PROJECTED_ATTRIBUTES")) {
         return fakedb__reply_fail_validation(r, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     }
-    if (q->scan)
-        return parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r);
+    if (q->scan) {
+        if (parse_start(q, fakedb__json_get(req, "ExclusiveStartKey"), r))
+            return -1;
+        /* a parallel scan restarts only inside its own segment (DynamoDB's text) */
+        const fakedb__key *from = q->ix ? q->start_ix : q->start;
+        if (q->has_start && q->total_segments > 0 &&
+            (long)(fnv1a(from->pk, from->pk_len) % (uint32_t)q->total_segments) != q->segment)
+            return fakedb__reply_fail_validation(r, "Exclusive start key must lie within the segment");
+        return 0;
+    }
     /* A query's filter may not name the key attributes of what it queries. */
     const char *keys[2] = { q->ix ? q->ix->pk : q->t->pk, q->ix ? q->ix->sk : q->t->sk };
     for (int i = 0; i < 2; i++)

@@ -505,6 +505,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
         add_cors(resp, db, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"));
     if (rs->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (rs->gzip)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     if (rs->console)
         fakedb__console_headers(resp);
     enum MHD_Result r = MHD_queue_response(conn, (unsigned)rs->status, resp);

@@ -256,6 +256,10 @@ static int check_projection(json_object *p, fakedb__reply *r)
         const char *a = json_object_get_string(json_object_array_get_idx(nka, i));
         if (!a || !a[0] || strlen(a) > 255)
             return fakedb__reply_fail_validation(r, "%s", k_name_length);
+        /* a name projected twice (DynamoDB Local's text; AWS's not verified) */
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(a, json_object_get_string(json_object_array_get_idx(nka, k))))
+                return fakedb__reply_fail_validation(r, "Cannot have two attributes with the same name");
     }
     return 0;
 }
@@ -289,6 +293,22 @@ static int check_index(json_object *ix, json_object *defs, bool global, bool on_
 }
 
 /* Normalises the definitions and checks that exactly the used attributes are defined. */
+/* The members of each AttributeDefinition as the model requires them (AWS checks these
+ * before anything else of the request, so before the key schema is matched to them). */
+static int check_definition_members(json_object *defs, fakedb__reply *r)
+{
+    size_t n = defs && json_object_is_type(defs, json_type_array) ? json_object_array_length(defs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *d = json_object_array_get_idx(defs, i);
+        const char *an = fakedb__json_str(d, "AttributeName"), *at = fakedb__json_str(d, "AttributeType");
+        if (!an || !at)
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member.%s' failed to satisfy constraint: Member must not be null", i + 1, an ? "attributeType" : "attributeName");
+        if (strcmp(at, "S") && strcmp(at, "N") && strcmp(at, "B"))
+            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", at, i + 1);
+    }
+    return 0;
+}
+
 static int check_definitions(json_object *defs, json_object *used_names, fakedb__reply *r)
 {
     if (!defs || !json_object_is_type(defs, json_type_array))
@@ -504,7 +524,7 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
         fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
         return NULL;
     }
-    if (check_key_schema(ks, defs, "keySchema", true, r) ||
+    if (check_definition_members(defs, r) || check_key_schema(ks, defs, "keySchema", true, r) ||
         check_throughput(fakedb__json_get(req, "ProvisionedThroughput"), on_demand, "provisionedThroughput", r))
         return NULL;
     const char *pk, *sk;
@@ -649,8 +669,27 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
                 rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
                 goto out;
             }
+            /* DeleteTable's answer is the short description of AWS's examples, with the
+             * stream that goes with the table (a DescribeTable while it is DELETING still
+             * shows the whole) */
+            static const char *const kept[] = { "TableName", "TableStatus", "ProvisionedThroughput",
+                                                "TableSizeBytes", "ItemCount", "TableArn", "TableId",
+                                                "StreamSpecification", "LatestStreamArn", "LatestStreamLabel" };
+            json_object *brief = json_object_new_object();
+            for (size_t i = 0; brief && d && i < sizeof kept / sizeof kept[0]; i++) {
+                json_object *v = fakedb__json_get(d, kept[i]);
+                if (v)
+                    json_object_object_add(brief, kept[i], json_object_get(v));
+            }
+            json_object *pt = fakedb__json_get(brief, "ProvisionedThroughput");
+            if (pt) { /* without the dates of the last changes, as in AWS's examples */
+                json_object *copy = fakedb__json_copy(pt);
+                json_object_object_del(copy, "LastIncreaseDateTime");
+                json_object_object_del(copy, "LastDecreaseDateTime");
+                json_object_object_add(brief, "ProvisionedThroughput", copy);
+            }
             r->body = json_object_new_object();
-            json_object_object_add(r->body, "TableDescription", d);
+            json_object_object_add(r->body, "TableDescription", brief);
             fakedb__ghost *g = db->transient_ms > 0 ? calloc(1, sizeof *g) : NULL;
             if (g && (g->name = strdup(t->name)) != NULL) {
                 g->desc = fakedb__json_copy(d);
@@ -660,6 +699,7 @@ int fakedb__op_delete_table(fakedb__store *db, json_object *req, fakedb__reply *
             } else {
                 free(g); /* out of memory: the table is just gone, as without the delay */
             }
+            json_object_put(d);
             fakedb__table **pp = &db->tables;
             while (*pp != t)
                 pp = &(*pp)->next;
@@ -954,6 +994,12 @@ int fakedb__op_update_ttl(fakedb__store *db, json_object *req, fakedb__reply *r)
     json_object *en = fakedb__json_get(spec, "Enabled");
     if (!attr || !attr[0])
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must not be null");
+    /* the model's TimeToLiveAttributeName: 1 to 255 characters */
+    size_t chars = 0;
+    for (const char *c = attr; *c; c++)
+        chars += ((unsigned char)*c & 0xC0) != 0x80;
+    if (chars > 255)
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must have length less than or equal to 255", attr);
     if (!en)
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null");
     if (!json_object_is_type(en, json_type_boolean))

@@ -55,7 +55,7 @@ static void cancel(fakedb__reply *r, fakedb__write *w, size_t n, const int *outc
     bool cond = false;
     codes[0] = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *code = outcome[i] == 1 ? "ConditionalCheckFailed" : outcome[i] < 0 ? "ValidationError" : "None";
+        const char *code = outcome[i] == 1 ? "ConditionalCheckFailed" : outcome[i] == -1 ? "ValidationError" : "None";
         json_object *e = json_object_new_object();
         json_object_object_add(e, "Code", json_object_new_string(code));
         if (outcome[i] == 1) {
@@ -63,7 +63,7 @@ static void cancel(fakedb__reply *r, fakedb__write *w, size_t n, const int *outc
             json_object_object_add(e, "Message", json_object_new_string("The conditional request failed"));
             if (w[i].return_old_on_fail && w[i].old_item)
                 json_object_object_add(e, "Item", json_object_get(w[i].old_item));
-        } else if (outcome[i] < 0) {
+        } else if (outcome[i] == -1) {
             json_object_object_add(e, "Message", json_object_new_string(msgs[i]));
         }
         json_object_array_add(reasons, e);
@@ -134,7 +134,10 @@ static int tx_write_locked(fakedb__store *db, json_object *req, json_object *lis
                 rc = -1;
                 goto out;
             }
-            outcome[i] = -1;
+            /* DynamoDB stops at the first invalid action: it alone is named, those after
+             * it are None (-2: invalid, not named); every action is still read, as a
+             * malformed one fails the whole request first */
+            outcome[i] = failed ? -2 : -1;
             fakedb__copy_str(msgs[i], sizeof msgs[i], r->err.message);
             memset(r, 0, sizeof *r);
             failed = true;

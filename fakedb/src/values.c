@@ -339,6 +339,9 @@ int fakedb__item_validate(json_object *item, fakedb__error *r)
     json_object_object_foreach(item, k, v) {
         if (k[0] == 0)
             return fakedb__fail_validation(r, "One or more parameter values are not valid. A value specified for an attribute name is empty");
+        /* the model's AttributeName: at most 65535 (DynamoDB Local's text; AWS's not verified) */
+        if (strlen(k) > 65535)
+            return fakedb__fail_validation(r, "Attribute name is too large, must be less than 65536 bytes");
         if (validate_av(v, 1, r))
             return -1;
     }
@@ -545,6 +548,39 @@ double fakedb__read_units(size_t bytes, bool consistent)
 double fakedb__write_units(size_t bytes)
 {
     return bytes == 0 ? 1 : (double)((bytes + 1023) / 1024);
+}
+
+void fakedb__add_capacity_ix(json_object *req, json_object *resp, const fakedb__table *t,
+                             double table_units, const double *ix_units)
+{
+    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
+    if (!rcc || !strcmp(rcc, "NONE"))
+        return;
+    double total = table_units;
+    for (size_t i = 0; i < t->n_idx; i++)
+        total += ix_units[i];
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "TableName", json_object_new_string(t->name));
+    json_object_object_add(c, "CapacityUnits", json_object_new_double(total));
+    if (!strcmp(rcc, "INDEXES")) {
+        json_object *tt = json_object_new_object();
+        json_object_object_add(tt, "CapacityUnits", json_object_new_double(table_units));
+        json_object_object_add(c, "Table", tt);
+        for (size_t i = 0; i < t->n_idx; i++) {
+            if (ix_units[i] <= 0)
+                continue;
+            const char *group = t->idx[i].global ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes";
+            json_object *g = fakedb__json_get(c, group);
+            if (!g) {
+                g = json_object_new_object();
+                json_object_object_add(c, group, g);
+            }
+            json_object *u = json_object_new_object();
+            json_object_object_add(u, "CapacityUnits", json_object_new_double(ix_units[i]));
+            json_object_object_add(g, t->idx[i].name, u);
+        }
+    }
+    json_object_object_add(resp, "ConsumedCapacity", c);
 }
 
 void fakedb__add_capacity(json_object *req, json_object *resp, const char *table, double units)

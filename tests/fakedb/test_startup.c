@@ -473,14 +473,25 @@ START_TEST(table_spec_texts)
     fdbt_free(&r);
     expect_error("DescribeTable", "{\"TableName\":\"Keys\"}", "ResourceNotFoundException", NULL);
 
-    /* DeleteTable answers DELETING with the whole description */
+    /* DeleteTable answers DELETING with AWS's short description (issue #25) */
     fdbt_table("Gone", "sk", "N");
+    r = fdbt_call("PutItem", "{\"TableName\":\"Gone\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
     r = fdbt_call("DeleteTable", "{\"TableName\":\"Gone\"}");
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "DELETING");
-    ck_assert_str_eq(fdbt_str(&r, "TableDescription.KeySchema.1.AttributeName"), "sk");
-    ck_assert_str_eq(fdbt_str(&r, "TableDescription.AttributeDefinitions.1.AttributeType"), "N");
+    ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableName"), "Gone");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "TableDescription.ItemCount")), 1);
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "TableDescription.TableSizeBytes"));
     ck_assert_ptr_nonnull(fdbt_get(r.json, "TableDescription.TableArn"));
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "TableDescription.TableId"));
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "TableDescription.ProvisionedThroughput.NumberOfDecreasesToday"));
+    ck_assert_ptr_null(fdbt_get(r.json, "TableDescription.ProvisionedThroughput.LastIncreaseDateTime"));
+    ck_assert_ptr_null(fdbt_get(r.json, "TableDescription.KeySchema"));
+    ck_assert_ptr_null(fdbt_get(r.json, "TableDescription.AttributeDefinitions"));
+    ck_assert_ptr_null(fdbt_get(r.json, "TableDescription.CreationDateTime"));
+    ck_assert_int_eq(json_object_object_length(fdbt_get(r.json, "TableDescription")), 7);
     fdbt_free(&r);
 }
 END_TEST
