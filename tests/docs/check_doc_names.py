@@ -8,7 +8,8 @@ a file of the tree, each function called in a code span (`fakedb_start()`) is a 
 the sources, each relative link's target exists, and each of the project's libraries
 named (libddb, libddb_testing...) is one the build makes or a Debian package of
 debian/control: a library that is gone may be named only where the line says there is
-"no" such library. Reads docs/**/*.md and README.md. Exits 1 naming what is missing, with the doc's line.
+"no" such library. docs/index.md lists every subcommand of cli/main.c's dispatch table.
+Reads docs/**/*.md and README.md. Exits 1 naming what is missing, with the doc's line.
 Usage: check_names.py SOURCE_DIR"""
 import pathlib
 import re
@@ -99,6 +100,17 @@ def main(root):
                 for name in re.findall(r"(?<![\w/.-])([\w-]+\.(?:c|h|py|sh|mjs|cpp|md|lua|cmake|service|in))\b(?![/\w])", span):
                     if name not in files and name + ".in" not in files and name not in MADE:
                         missing.append(f"{doc.relative_to(root)}:{n}: `{name}` is no file of the tree")
+    # docs/index.md's line on cli.md lists every subcommand of the command's dispatch table.
+    table = (root / "cli/main.c").read_text()
+    table = table[table.index("COMMANDS[] = {"):]
+    subcommands = re.findall(r'^    \{"([a-z]+)",', table, re.M)
+    index = next((line for line in (root / "docs/index.md").read_text().split("\n")
+                  if line.startswith("| [cli.md](cli.md)")), "")
+    for sub in subcommands:
+        if not re.search(r"\b" + sub + r"\b", index):
+            missing.append(f"docs/index.md: the line on cli.md does not list `dynalock {sub}`")
+    if len(subcommands) < 9:
+        missing.append(f"cli/main.c: {len(subcommands)} subcommands found in COMMANDS")
     for m in missing:
         print(m)
     print(f"docs names: {0 if missing else 1} passed, {1 if missing else 0} failed")
