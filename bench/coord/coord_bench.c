@@ -134,6 +134,28 @@ static void costs(void)
            (u1.condition_failures - u0.condition_failures) / 30.0, u1.requests - u0.requests);
     ddb_lease_release(lease);
 
+    /* what holding costs, for capacity planning (docs/coordination.md): the requests of
+     * 100 leases of 30 s held for 90 s of the fake clock, nine renewals each */
+    enum { HELD = 100 };
+    ddb_lease *held_leases[HELD] = {0};
+    for (int i = 0; i < HELD; i++) {
+        char hname[32];
+        snprintf(hname, sizeof hname, "held-%d", i);
+        ddb_lock_try_acquire(la, hname, 30000, &held_leases[i], NULL, &err);
+    }
+    fakedb_stats h0 = fakedb_get_stats(db, NULL), hu0 = fakedb_get_stats(db, "UpdateItem");
+    for (int i = 0; i < 90; i++) {
+        ddb_fake_clock_advance(clock, 1000);
+        ddb_fake_clock_settle(clock, 10000);
+    }
+    fakedb_stats h1 = fakedb_get_stats(db, NULL), hu1 = fakedb_get_stats(db, "UpdateItem");
+    printf("requests per second per held lease of 30 s: %.4f (%ld in 90 s for %d leases, "
+           "%ld of them UpdateItem)\n",
+           (double)(h1.requests - h0.requests) / (90.0 * HELD), h1.requests - h0.requests, HELD,
+           hu1.requests - hu0.requests);
+    for (int i = 0; i < HELD; i++)
+        ddb_lease_release(held_leases[i]);
+
     /* takeover of a crashed holder: the holder's table is freed without release */
     ddb_lock_try_acquire(la, "crash", 30000, &lease, NULL, &err);
     ddb_lock_try_acquire(lb, "crash", 30000, &none, NULL, &err);
