@@ -5,7 +5,8 @@
 -- What it changes: the page's title (its one level-1 heading) goes, and NAME,
 -- SYNOPSIS (the usage lines that open each subcommand's section) and DESCRIPTION
 -- (the text before the first section) come first; every section moves one level up,
--- the top ones in capitals as man pages have them; a link to another page of the
+-- the top ones in capitals as man pages have them; a table becomes tagged paragraphs;
+-- a link to another page of the
 -- docs names the installed file (DOCDIR/client.md), a link inside the page names
 -- the section it points at.
 
@@ -68,6 +69,50 @@ local function link(l)
   return nil -- a web address: pandoc's own rendering
 end
 
+-- Tables: a man page's tables (tbl) cannot wrap a long cell well, and a cell longer
+-- than a page is an error; so each row becomes a tagged paragraph, its first cell the
+-- tag. With two columns the second is the text; with more, each further cell is a
+-- line that opens with its column's heading.
+local function table_to_list(t)
+  local headers = {}
+  if t.head and #t.head.rows > 0 then
+    for j, cell in ipairs(t.head.rows[1].cells) do
+      headers[j] = pandoc.utils.stringify(cell.contents)
+    end
+  end
+  local items = {}
+  for _, body in ipairs(t.bodies) do
+    for _, row in ipairs(body.body) do
+      local cells = row.cells
+      local term = pandoc.utils.blocks_to_inlines(cells[1].contents)
+      local text = pandoc.List()
+      if #cells == 2 then
+        text:extend(cells[2].contents)
+      else
+        local lines = pandoc.List()
+        for j = 2, #cells do
+          if pandoc.utils.stringify(cells[j].contents) ~= "" then
+            if #lines > 0 then
+              lines:insert(pandoc.RawInline("man", "\n.br\n"))
+            end
+            lines:insert(pandoc.Emph({ pandoc.Str((headers[j] or "") .. ":") }))
+            lines:insert(pandoc.Space())
+            lines:extend(pandoc.utils.blocks_to_inlines(cells[j].contents))
+          end
+        end
+        if #lines > 0 then
+          text:insert(pandoc.Para(lines))
+        end
+      end
+      if #text == 0 then
+        text:insert(pandoc.Plain({}))
+      end
+      items[#items + 1] = { term, { text } }
+    end
+  end
+  return pandoc.DefinitionList(items)
+end
+
 -- NAME, SYNOPSIS and DESCRIPTION first; the title goes.
 local function page(doc)
   local synopsis = {}
@@ -109,6 +154,6 @@ end
 return {
   { Meta = read_meta },
   { Header = header },
-  { Link = link },
+  { Link = link, Table = table_to_list },
   { Pandoc = page },
 }
