@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """dynalock(1) is docs/cli.md (docs/man/cli-to-man.lua makes one from the other), and
 both say what the command does. Checks that the page the build made is docs/cli.md as it
-is now; that man renders it without a warning, as lintian runs it; that every subcommand the command
-lists has a synopsis line and a section, and every option that `dynalock COMMAND --help`
-and `dynalock help options` list is in it; and that `cmake --install` installs that
-page, the docs it points at, and the guide `fakedb --help` names.
+is now; that man renders it without a warning, as lintian runs it; that every subcommand
+the command lists has a synopsis line and a section, and every option that
+`dynalock COMMAND --help` and `dynalock help options` list is in it; and that
+`cmake --install` installs that page, the docs it points at, and the guide that
+`fakedb --help` names.
 Usage: check_man.py SOURCE_DIR BUILD_DIR MAN_PAGE DYNALOCK FAKEDB -- MAN_COMMAND...
 Exits 77 when the build made no page (no pandoc)."""
 import os
