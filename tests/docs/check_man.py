@@ -142,6 +142,15 @@ def main(argv):
             check(not rel.startswith("..") and (root / rel).is_file(),
                   f"`fakedb --help` names {guide.group(1)}, which is not installed")
         check((root / "share/man/man1/fakedb.1").is_file(), "fakedb.1 is not installed")
+        # The unit's Documentation= names this page and the installed cli.md.
+        unit = next(root.glob("**/dynalock-leader@.service"), None)
+        docs = re.search(r"^Documentation=(.*)$", unit.read_text(), re.M) if unit else None
+        check(docs is not None and "man:dynalock(1)" in docs.group(1).split(),
+              "dynalock-leader@.service's Documentation= does not name man:dynalock(1)")
+        for uri in docs.group(1).split() if docs else []:
+            if uri.startswith("file:"):
+                check(pathlib.Path(uri[5:]).is_file(),
+                      f"dynalock-leader@.service's Documentation= names {uri}, not installed")
     print(f"man: {passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
