@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef FAKEDB_DOCDIR
+#define FAKEDB_DOCDIR "/usr/local/share/doc/fakedb"
+#endif
+
 static const char k_usage[] =
     "usage: fakedb [--host ADDR] [--port N] [--port-file PATH] [--db PATH]\n"
     "              [--clock system|fake[:EPOCH_MS]] [--credentials KEY:SECRET]\n"
@@ -54,7 +58,9 @@ static const char k_help[] =
     "\n"
     "It prints \"fakedb listening on http://HOST:PORT\" once it serves. SIGTERM or SIGINT\n"
     "stops it after in-flight requests. http://HOST:PORT/fake/console shows its tables,\n"
-    "locks, clock, faults and requests in a browser. See docs/fakedb.md.\n";
+    "locks, clock, faults and requests in a browser.\n"
+    "\n"
+    "More: man fakedb, and the guide " FAKEDB_DOCDIR "/fakedb.md.\n";
 
 static int usage_error(const char *what, const char *arg)
 {

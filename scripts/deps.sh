@@ -5,9 +5,9 @@
 #   --python what Python tests on the pytest plugin need (docs/ci.md)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libssl-dev libjson-c-dev
-      libexpat1-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev check curl)
+      libexpat1-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev check curl pandoc)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(ccache clang libclang-rt-14-dev valgrind python3 python3-boto3 python3-pytest python3-venv python3-setuptools nodejs npm spin zsh chromium)
+  pkgs+=(groff-base ccache clang libclang-rt-14-dev valgrind python3 python3-boto3 python3-pytest python3-venv python3-setuptools nodejs npm spin zsh chromium)
 elif [ "${1:-}" = "--package" ]; then
   pkgs+=(dpkg-dev debhelper lintian)
 elif [ "${1:-}" = "--python" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: deb.sh SOURCE_DIR CC
 # Builds the Debian packages (scripts/package.sh, lintian included), installs them with
-# dpkg -i, runs `dynalock --version`, `fakedb --version`, the installed fakedb and its
+# dpkg -i, checks what they ship (programs, docs, examples, manual pages, units), runs
+# `dynalock --version`, `fakedb --version`, the installed fakedb and its
 # pytest plugin, builds and runs a consumer against libdynalock-dev with CMake and with
 # pkg-config, then purges them and checks that the machine is as it was: the same
 # packages in the same states, none of the packages' files left.
@@ -64,6 +65,34 @@ for f in /usr/share/bash-completion/completions/dynalock /usr/share/bash-complet
   [ -f "$f" ] || fail "$f was not installed"
 done
 grep -q '^ExecStart=/usr/bin/fakedb ' /lib/systemd/system/fakedb.service || fail "fakedb.service ExecStart"
+ok
+# The docs and examples, each in the package that needs it, where the programs and the
+# manual pages say they are; dynalock(1) is docs/cli.md, systemd template included.
+contents() { dpkg -L "$1" | LC_ALL=C sort; }
+for f in dynalock:/usr/share/doc/dynalock/cli.md dynalock:/usr/share/doc/dynalock/coordination.md \
+         dynalock:/usr/share/doc/dynalock/client.md dynalock:/usr/share/doc/dynalock/observability.md \
+         fakedb:/usr/share/doc/fakedb/fakedb.md fakedb:/usr/share/doc/fakedb/ci.md \
+         fakedb:/usr/share/doc/fakedb/fakedb-console.png \
+         libdynalock-dev:/usr/share/doc/libdynalock-dev/client.md \
+         libdynalock-dev:/usr/share/doc/libdynalock-dev/testing.md \
+         libdynalock-dev:/usr/share/doc/libdynalock-dev/building.md \
+         libdynalock-dev:/usr/share/doc/libdynalock-dev/examples/guide.c \
+         libdynalock-dev:/usr/share/doc/libdynalock-dev/examples/service.c \
+         libdynalock-dev:/usr/share/doc/libdynalock-dev/examples/recipes/queue.c \
+         dynalock:/usr/share/man/man1/dynalock.1.gz fakedb:/usr/share/man/man1/fakedb.1.gz; do
+  contents "${f%%:*}" | grep -qxF "${f#*:}" || fail "package ${f%%:*} does not ship ${f#*:}"
+  [ -s "${f#*:}" ] || fail "${f#*:} is not installed"
+done
+cmp -s /usr/share/doc/dynalock/cli.md "$src/docs/cli.md" || fail "the installed cli.md is not docs/cli.md"
+cmp -s /usr/share/doc/libdynalock-dev/examples/guide.c "$src/examples/guide.c" || fail "the installed guide.c"
+guide=$(/usr/bin/fakedb --help | grep -o '/[^ ]*/fakedb\.md') || fail "fakedb --help names no guide"
+[ "$guide" = /usr/share/doc/fakedb/fakedb.md ] || fail "fakedb --help names $guide"
+man=$(zcat /usr/share/man/man1/dynalock.1.gz)
+grep -q '^\.SS The systemd template: dynalock-leader\\\[at\]\.service$' <<< "$man" ||
+  fail "dynalock(1) has no section on the systemd template"
+grep -q '^\.SH EXIT STATUSES$' <<< "$man" || fail "dynalock(1) has no EXIT STATUSES"
+grep -q '/usr/share/doc/dynalock/cli\.md' /lib/systemd/system/dynalock-leader@.service ||
+  fail "dynalock-leader@.service's Documentation= does not name the installed cli.md"
 ok
 # The installed fakedb serves, and says its version on /fake/health.
 mkfifo "$tmp/out"

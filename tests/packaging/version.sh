@@ -16,7 +16,9 @@ found+=("dynalockConfigVersion.cmake $(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$
 for pc in dynalock-ddb dynalock-coord dynalock-fakedb dynalock-testing; do
   found+=("$pc.pc $(sed -n 's/^Version: //p' "$build/$pc.pc")")
 done
-for man in "$src"/docs/man/*.1; do
+# fakedb.1 is written by hand; dynalock.1 is made from docs/cli.md by the build (pandoc).
+for man in "$src"/docs/man/*.1 "$build"/cli/dynalock.1; do
+  [ -f "$man" ] || continue
   found+=("$(basename "$man") $(sed -n 's/^\.TH .*"dynalock \([^"]*\)".*/\1/p' "$man")")
 done
 found+=("CHANGELOG.md $(awk 'match($0, /^## \[[0-9][^]]*\]/) { print substr($0, 5, RLENGTH - 5); exit }' "$src/CHANGELOG.md")")

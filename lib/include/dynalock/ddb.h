@@ -109,8 +109,14 @@ DDB_API int ddb_error_set(ddb_error *err, int code, const char *fmt, ...)
 
 /* ------------------------------------------------------------------- clock */
 
-/* Every wait of the library goes through a ddb_clock, so a fake clock moves heartbeats,
- * polls, backoffs and timeouts with no sleep. Clocks are refcounted; any thread. */
+/* Every time the library keeps (a lease's renewals, an acquire's polls, retry backoffs,
+ * timeouts) is measured on a ddb_clock, so a fake clock moves them with no sleep. Two
+ * kinds of wait stand behind it: a thread blocked on the clock inside a library call
+ * (ddb_clock_sleep, a blocking call's poll or backoff), which
+ * ddb_fake_clock_wait_for_waiters counts; and a timer of a client's scheduler (a held
+ * lease's renewals, the backoffs and timeouts of its asynchronous requests), which no
+ * thread waits in and which is not counted. ddb_fake_clock_settle waits for both.
+ * Clocks are refcounted; any thread. */
 typedef struct ddb_clock ddb_clock;
 typedef struct ddb_cancel ddb_cancel;
 
@@ -142,10 +148,16 @@ DDB_API int ddb_fake_clock_advance(ddb_clock *c, int64_t ms);
  * idle (returned from the library call that waited). This is how a test waits for the
  * work an advance released, such as a renewal and its answer. 0, or DDB_ETIMEDOUT. */
 DDB_API int ddb_fake_clock_settle(ddb_clock *c, int64_t real_timeout_ms);
-/* Fake clock: block (real time, at most real_timeout_ms) until at least `n` waits are
- * blocked on the clock. 0 or DDB_ETIMEDOUT. */
+/* Fake clock: block (real time, at most real_timeout_ms) until at least `n` threads
+ * are blocked on the clock: in ddb_clock_sleep or a waiting library call (an acquire
+ * between polls, an election's pause). A lease's parked renewal is a scheduler timer,
+ * not a waiter, and is never counted: a test that wants the next renewal advances the
+ * clock to it (the renewal is parked as soon as the acquire has returned the lease)
+ * and calls ddb_fake_clock_settle, which returns once it has been sent and answered and
+ * the one after is parked (libddb_testing's ddb_test_server_advance does both).
+ * 0 or DDB_ETIMEDOUT. */
 DDB_API int ddb_fake_clock_wait_for_waiters(ddb_clock *c, int n, int64_t real_timeout_ms);
-/* Fake clock: the number of waits blocked on it now. */
+/* Fake clock: the number of threads blocked on it now (as counted above). */
 DDB_API int ddb_fake_clock_waiters(ddb_clock *c);
 
 /* Advanced: a clock whose time and waits are supplied by the caller, e.g. a clock that
