@@ -526,13 +526,13 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         memcpy(rs->table, tname, n);
         rs->table[n] = 0;
     }
-    fakedb_error why = { 0 };
-    fakedb__store *store = fakedb__database_for(db, rq->authorization, &why);
+    fakedb_error no_db = { 0 };
+    fakedb__store *store = fakedb__database_for(db, rq->authorization, &no_db);
     if (!store) {
-        if (why.code == FAKEDB_EINVAL)
-            fakedb__answer_error(rs, 400, FDB_E_UNRECOGNIZED, why.message);
-        else if (why.code == FAKEDB_ELIMIT)
-            fakedb__answer_error(rs, 400, FDB_E_LIMIT, why.message);
+        if (no_db.code == FAKEDB_EINVAL)
+            fakedb__answer_error(rs, 400, FDB_E_UNRECOGNIZED, no_db.message);
+        else if (no_db.code == FAKEDB_ELIMIT)
+            fakedb__answer_error(rs, 400, FDB_E_LIMIT, no_db.message);
         else
             fakedb__answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
         fakedb__stat_count(db, op, false);
