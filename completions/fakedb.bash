@@ -13,7 +13,7 @@ _fakedb()
         --cors) COMPREPLY=($(compgen -W "none" -- "$cur")); return 0 ;;
         --port | --credentials | --threads | --idle-timeout | --max-connections | --account-id) return 0 ;;
     esac
-    COMPREPLY=($(compgen -W "--host --port --port-file --db --clock --credentials --threads --idle-timeout --max-connections --log --cors --account-id --delay-transient-statuses --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "--host --port --port-file --db --clock --credentials --threads --idle-timeout --max-connections --log --cors --account-id --delay-transient-statuses --separate-databases --help --version" -- "$cur"))
     return 0
 }
 complete -F _fakedb fakedb
