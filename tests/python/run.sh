@@ -22,6 +22,10 @@ unset FAKEDB_ARGS PYTEST_DISABLE_PLUGIN_AUTOLOAD PYTEST_ADDOPTS
 case "$mode" in
   plugin)
     cd "$tmp"
+    # The package of the source tree alone, named by -p here and in each inner run: never
+    # one installed on the machine, such as the fakedb .deb that packaging_deb installs
+    # while the suites run side by side (loaded twice, pytest would refuse it).
+    export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
     PYTHONPATH=$src/python exec "$py" -m pytest -p no:cacheprovider -p pytester -p dynalock_fakedb.plugin \
       -q "$src/tests/python/test_plugin.py"
     ;;
