@@ -159,64 +159,6 @@ typedef struct conn_state {
     int64_t until_ms;
 } conn_state;
 
-struct fakedb__waiter {
-    struct MHD_Connection *conn;
-    conn_state *cs;
-    int64_t until_ms;       /* clock waits; INT64_MAX otherwise */
-    bool requests;          /* a console long poll: due once db->recent.seq > after_seq */
-    uint64_t after_seq;
-    int64_t deadline_mono_ms;
-    fakedb__waiter *next;
-};
-
-static void resume_list(fakedb__waiter *list)
-{
-    while (list) {
-        fakedb__waiter *n = list->next;
-        MHD_resume_connection(list->conn);
-        free(list);
-        list = n;
-    }
-}
-
-/* Takes the waiters that are due (all with `all`) off the list; wait_lock held. */
-static fakedb__waiter *take_due(fakedb *db, bool all, int64_t *next_deadline)
-{
-    int64_t mono = fakedb__mono_ms(), now = fakedb__now_ms(&db->clock);
-    fakedb__waiter *due = NULL;
-    for (fakedb__waiter **pp = &db->waiters; *pp;) {
-        fakedb__waiter *w = *pp;
-        bool answered = w->requests && __atomic_load_n(&db->recent.seq, __ATOMIC_RELAXED) > w->after_seq;
-        if (all || answered || now >= w->until_ms || mono >= w->deadline_mono_ms) {
-            *pp = w->next;
-            w->cs->resumed = true;
-            w->next = due;
-            due = w;
-        } else {
-            if (next_deadline && w->deadline_mono_ms < *next_deadline)
-                *next_deadline = w->deadline_mono_ms;
-            pp = &w->next;
-        }
-    }
-    return due;
-}
-
-void fakedb__wake_waiters(fakedb *db)
-{
-    pthread_mutex_lock(&db->wait_lock);
-    fakedb__waiter *due = take_due(db, false, NULL);
-    pthread_cond_broadcast(&db->wait_cond);
-    pthread_mutex_unlock(&db->wait_lock);
-    resume_list(due);
-}
-
-/* Expires the items due in one database (fakedb__databases_each). */
-static void sweep_one(void *arg, fakedb__store *st, const char *key, const char *region)
-{
-    (void)arg, (void)key, (void)region;
-    fakedb__ttl_sweep(st);
-}
-
 static void *ticker_main(void *arg)
 {
     fakedb *db = arg;
@@ -229,7 +171,7 @@ static void *ticker_main(void *arg)
     while (!db->stopping) {
         int64_t next = fakedb__mono_ms() + 1000;
         bool has_clock_waiters = false, has_request_waiters = false;
-        fakedb__waiter *due = take_due(db, false, &next);
+        fakedb__waiter *due = fakedb__waiters_take_due(db, false, &next);
         for (fakedb__waiter *w = db->waiters; w; w = w->next) {
             has_clock_waiters = has_clock_waiters || w->until_ms != INT64_MAX;
             has_request_waiters = has_request_waiters || w->requests;
@@ -243,13 +185,13 @@ static void *ticker_main(void *arg)
             next = fakedb__mono_ms() + 5;   /* the system clock moves by itself */
         if (due) {
             pthread_mutex_unlock(&db->wait_lock);
-            resume_list(due);
+            fakedb__waiters_resume(due);
             pthread_mutex_lock(&db->wait_lock);
             continue;
         }
         if (!fake && fakedb__mono_ms() >= next_sweep) {
             pthread_mutex_unlock(&db->wait_lock);
-            fakedb__databases_each(db, sweep_one, NULL);
+            fakedb__databases_each(db, fakedb__sweep_one, NULL);
             pthread_mutex_lock(&db->wait_lock);
             next_sweep = fakedb__mono_ms() + 1000;
             continue;
@@ -292,7 +234,7 @@ static bool suspend(fakedb *db, struct MHD_Connection *conn, conn_state *cs, int
     if (!w)
         return false;
     w->conn = conn;
-    w->cs = cs;
+    w->resumed = &cs->resumed;
     w->until_ms = kind == WAIT_CLOCK ? until_ms : INT64_MAX;
     w->requests = kind == WAIT_REQUESTS;
     w->after_seq = kind == WAIT_REQUESTS ? (uint64_t)until_ms : 0;
@@ -934,10 +876,10 @@ void fakedb_stop(fakedb *db)
         return;
     pthread_mutex_lock(&db->wait_lock);
     __atomic_store_n(&db->stopping, true, __ATOMIC_SEQ_CST); /* on_completed reads it unlocked */
-    fakedb__waiter *all = take_due(db, true, NULL);
+    fakedb__waiter *all = fakedb__waiters_take_due(db, true, NULL);
     pthread_cond_broadcast(&db->wait_cond);
     pthread_mutex_unlock(&db->wait_lock);
-    resume_list(all);
+    fakedb__waiters_resume(all);
     pthread_join(db->ticker, NULL);
     db->ticker_started = false;
     /* The requests in progress (the long polls resumed above among them, answering what
@@ -970,109 +912,4 @@ int fakedb_port(const fakedb *db)
 const char *fakedb_endpoint(const fakedb *db)
 {
     return db ? db->endpoint : NULL;
-}
-
-static void reset_one(void *arg, fakedb__store *st, const char *key, const char *region)
-{
-    (void)arg, (void)key, (void)region;
-    pthread_mutex_lock(&st->lock);
-    fakedb__store_reset(st);
-    pthread_mutex_unlock(&st->lock);
-}
-
-/* Every database, shared or separate. */
-void fakedb_reset(fakedb *db)
-{
-    if (!db)
-        return;
-    fakedb__databases_each(db, reset_one, NULL);
-    fakedb_fault_clear(db);
-    pthread_mutex_lock(&db->stats_lock);
-    memset(db->stat_requests, 0, sizeof db->stat_requests);
-    memset(db->stat_cond, 0, sizeof db->stat_cond);
-    pthread_mutex_unlock(&db->stats_lock);
-}
-
-/* A table for the embedding program: CreateTable without HTTP, string keys. */
-int fakedb_create_table(fakedb *db, const char *name, const char *pk, const char *sk,
-                        fakedb_error *err)
-{
-    fakedb__reply r;
-    memset(&r, 0, sizeof r);
-    if (!db || !name || !pk) {
-        if (err) {
-            err->code = FAKEDB_EINVAL;
-            snprintf(err->message, sizeof err->message, "a table name and a partition key are required");
-        }
-        return FAKEDB_EINVAL;
-    }
-    if (db->separate_dbs) {
-        if (err) {
-            err->code = FAKEDB_EINVAL;
-            snprintf(err->message, sizeof err->message,
-                     "with separate databases a table belongs to an access key and region: create it by a signed request");
-        }
-        return FAKEDB_EINVAL;
-    }
-    json_object *req = json_object_new_object();
-    json_object *defs = json_object_new_array(), *ks = json_object_new_array();
-    const char *names[2] = { pk, sk };
-    for (int i = 0; i < 2 && names[i]; i++) {
-        json_object *d = json_object_new_object(), *k = json_object_new_object();
-        json_object_object_add(d, "AttributeName", json_object_new_string(names[i]));
-        json_object_object_add(d, "AttributeType", json_object_new_string("S"));
-        json_object_object_add(k, "AttributeName", json_object_new_string(names[i]));
-        json_object_object_add(k, "KeyType", json_object_new_string(i ? "RANGE" : "HASH"));
-        json_object_array_add(defs, d);
-        json_object_array_add(ks, k);
-    }
-    json_object_object_add(req, "TableName", json_object_new_string(name));
-    json_object_object_add(req, "AttributeDefinitions", defs);
-    json_object_object_add(req, "KeySchema", ks);
-    json_object_object_add(req, "BillingMode", json_object_new_string("PAY_PER_REQUEST"));
-    int rc = fakedb__op_create_table(&db->store, req, &r);
-    json_object_put(req);
-    json_object_put(r.body);
-    if (rc == 0)
-        return 0;
-    int code = r.err.type && !strcmp(r.err.type, FDB_E_IN_USE) ? FAKEDB_EINUSE : FAKEDB_EINVAL;
-    if (err) {
-        err->code = code;
-        fakedb__copy_str(err->message, sizeof err->message, r.err.message);
-    }
-    return code;
-}
-
-int64_t fakedb_clock_now_ms(fakedb *db)
-{
-    return db ? fakedb__now_ms(&db->clock) : 0;
-}
-
-/* A fake clock's move expires the items that became due and answers the clock long
- * polls before it returns. */
-static int clock_move(fakedb *db, bool relative, int64_t v)
-{
-    if (!db)
-        return FAKEDB_EINVAL;
-    int rc = fakedb__clock_move(&db->clock, relative, v);
-    if (rc)
-        return rc;
-    fakedb__databases_each(db, sweep_one, NULL);
-    fakedb__wake_waiters(db);
-    return 0;
-}
-
-int fakedb_clock_advance(fakedb *db, int64_t ms)
-{
-    return clock_move(db, true, ms);
-}
-
-int fakedb_clock_set(fakedb *db, int64_t epoch_ms)
-{
-    return clock_move(db, false, epoch_ms);
-}
-
-const char *fakedb_version(void)
-{
-    return DDB_VERSION_STRING; /* one version for the whole project */
 }

@@ -1,15 +1,37 @@
 /* server.h: layer 6 of libfakedb, the server. server.c (HTTP through libmicrohttpd,
- * connections, suspended requests, the ticker, the public fakedb_* calls that start,
- * stop and move the clock), admin.c (the /fake/... endpoints) and console.c (the console
- * under /fake/console, which admin.c hands on). The top: it may call
+ * connections, suspending requests, the ticker, fakedb_start and fakedb_stop), admin.c
+ * (the /fake/... endpoints), console.c (the console under /fake/console, which admin.c
+ * hands on), control.c (reset, the clock's moves, the version) and waiters.c (the
+ * suspended requests). The top: it may call
  * every layer below, and nothing below calls it. */
 #ifndef FAKEDB_SERVER_H
 #define FAKEDB_SERVER_H
 
 #include "protocol.h"
 
-/* server.c: the suspended-connection registry used by delays and clock waits. */
+/* waiters.c: the suspended connections (db->waiters under db->wait_lock), made by
+ * server.c's suspend. */
+struct MHD_Connection;
+struct fakedb__waiter {
+    struct MHD_Connection *conn;
+    bool *resumed;          /* the connection's flag, set when it is taken to resume */
+    int64_t until_ms;       /* clock waits; INT64_MAX otherwise */
+    bool requests;          /* a console long poll: due once db->recent.seq > after_seq */
+    uint64_t after_seq;
+    int64_t deadline_mono_ms;
+    fakedb__waiter *next;
+};
+/* Takes the waiters that are due (all with `all`) off the list, lowering *next_deadline
+ * (may be NULL) to the earliest deadline of those left; wait_lock held. */
+fakedb__waiter *fakedb__waiters_take_due(fakedb *db, bool all, int64_t *next_deadline);
+/* Resumes the connections of a list taken off, and frees it; wait_lock not held. */
+void fakedb__waiters_resume(fakedb__waiter *list);
+/* Resumes the waiters due now (after a move of the clock, or a registration). */
 void fakedb__wake_waiters(fakedb *db);
+
+/* control.c: reset, fakedb_create_table, the clock's moves, the version; and the expiry
+ * of one database's items (fakedb__databases_each), which the ticker runs too. */
+void fakedb__sweep_one(void *arg, fakedb__store *st, const char *key, const char *region);
 
 /* admin.c: returns 1 when the request is a clock wait to suspend (until_ms and
  * timeout_ms filled), 2 when it is a console long poll for requests to suspend (until_ms:

@@ -19,7 +19,7 @@ layers='
 3: store.h ttl.c stream_store.c store.c schema.c clock.c
 4: ops.h ops.c partiql.c streams.c batch.c txn.c query.c items_ops.c legacy_ops.c tables.c meta.c shape.c reply.c
 5: protocol.h protocol.c encoding.c faults.c metrics.c databases.c
-6: server.h server.c admin.c console.c settings.c
+6: server.h server.c admin.c console.c control.c waiters.c settings.c
 '
 
 layer_of() {        # no process per lookup: the machine running this may be busy

@@ -18,9 +18,6 @@ KNOWN = {
     # timers of ddb_cancel_after on other clocks run on a scheduler of the clock's own;
     # the scheduler reads the clock.
     ("ddb", ("clock.c", "scheduler.c")),
-    # The admin API moves fakedb's clock and resets it through server.c's public calls,
-    # which dispatch /fake/ to admin.c and the console.
-    ("fakedb", ("admin.c", "console.c", "server.c")),
 }
 
 
