@@ -1,7 +1,9 @@
 /* clock.c: ddb_clock, the one source of time and of timed waits in the library: the
  * system clock, a fake clock that tests advance by hand (with "settle" to wait for the
  * work an advance released), clocks supplied by the caller, and the timers behind
- * ddb_cancel_after. */
+ * ddb_cancel_after (cancel_after.c). It calls no function of the scheduler: the
+ * schedulers on a fake clock register their calls with it, and a timer brings the calls
+ * of the scheduler it runs on. */
 #include "internal.h"
 #include "scheduler.h"
 
@@ -53,11 +55,13 @@ struct ddb_clock {
     ctimer *timers;
     long next_timer_id;
     ddb__sched *tsched; /* system and custom clocks: fires the timers; made when needed */
+    const ddb__timer_sched_ops *tops; /* the calls that made tsched, to use and free it */
     /* fake clocks: the schedulers that run on it (woken by advances, waited for by
      * settle), guarded by smu, which is never taken inside mu */
     pthread_mutex_t smu;
     ddb__sched **scheds;
     size_t n_scheds, cap_scheds;
+    const ddb__sched_hooks *hooks; /* the calls the schedulers registered (all the same) */
 };
 
 static uint64_t g_next_uid = 1; /* __atomic */
@@ -241,7 +245,8 @@ void ddb_clock_unref(ddb_clock *c)
         return;
     /* The timers' scheduler stops first. If a timer's token held the last reference and
      * was freed by that scheduler's own thread, the thread finishes on its own. */
-    ddb__sched_free(c->tsched);
+    if (c->tsched)
+        c->tops->free(c->tsched);
     clock_destroy(c);
 }
 
@@ -250,9 +255,11 @@ __attribute__((destructor)) static void system_clock_shutdown(void)
 {
     pthread_mutex_lock(&g_system.mu);
     ddb__sched *s = g_system.tsched;
+    const ddb__timer_sched_ops *ops = g_system.tops;
     g_system.tsched = NULL;
     pthread_mutex_unlock(&g_system.mu);
-    ddb__sched_free(s);
+    if (s)
+        ops->free(s);
 }
 
 /* ---- reading */
@@ -562,7 +569,7 @@ int ddb_fake_clock_advance(ddb_clock *c, int64_t ms)
     }
     pthread_mutex_lock(&c->smu);
     for (size_t i = 0; i < c->n_scheds; i++)
-        ddb__sched_wake(c->scheds[i]);
+        c->hooks->wake(c->scheds[i]);
     pthread_mutex_unlock(&c->smu);
     return 0;
 }
@@ -584,11 +591,12 @@ ddb__clock_kind ddb__clock_kind_of(const ddb_clock *c)
     return c->kind == CLOCK_KIND_FAKE ? DDB__CLOCK_FAKE : DDB__CLOCK_CUSTOM;
 }
 
-void ddb__clock_add_sched(ddb_clock *c, ddb__sched *s)
+void ddb__clock_add_sched(ddb_clock *c, ddb__sched *s, const ddb__sched_hooks *hooks)
 {
     if (!c || c->kind != CLOCK_KIND_FAKE)
         return;
     pthread_mutex_lock(&c->smu);
+    c->hooks = hooks;
     if (c->n_scheds == c->cap_scheds) {
         size_t cap = c->cap_scheds ? c->cap_scheds * 2 : 4;
         ddb__sched **v = realloc(c->scheds, cap * sizeof *v);
@@ -666,16 +674,17 @@ static int settle_scheds(ddb_clock *c, int64_t deadline, bool *all_quiet_at_once
     }
     for (size_t i = 0; i < n; i++) {
         v[i] = c->scheds[i];
-        ddb__sched_pin(v[i]);
+        c->hooks->pin(v[i]);
     }
+    const ddb__sched_hooks *hooks = c->hooks;
     pthread_mutex_unlock(&c->smu);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rc == 0 && !ddb__sched_quiet(v[i])) {
+        if (rc == 0 && !hooks->quiet(v[i])) {
             *all_quiet_at_once = false;
-            rc = ddb__sched_wait_quiet(v[i], deadline);
+            rc = hooks->wait_quiet(v[i], deadline);
         }
-        ddb__sched_unpin(v[i]);
+        hooks->unpin(v[i]);
     }
     free(v);
     return rc;
@@ -772,7 +781,8 @@ static void timer_fire(void *arg)
     free(t);
 }
 
-long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel)
+long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel,
+                          const ddb__timer_sched_ops *ops)
 {
     if (!c)
         c = &g_system;
@@ -792,7 +802,8 @@ long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *ca
         return 0;
     }
     if (c->kind != CLOCK_KIND_FAKE && !c->tsched) {
-        c->tsched = ddb__sched_new_timers(c);
+        c->tsched = ops->make(c);
+        c->tops = ops;
         if (!c->tsched) {
             pthread_mutex_unlock(&c->mu);
             free(t);
@@ -808,7 +819,7 @@ long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *ca
     long id = t->id;
     /* Queued under the clock's mutex, so that a remove cannot free it first; the
      * scheduler never takes the clock's mutex inside its own. */
-    if (c->kind != CLOCK_KIND_FAKE && ddb__sched_at(c->tsched, &t->task, deadline_mono_ns) != 0) {
+    if (c->kind != CLOCK_KIND_FAKE && c->tops->at(c->tsched, &t->task, deadline_mono_ns) != 0) {
         *pp = t->next;
         pthread_mutex_unlock(&c->mu);
         free(t);
@@ -832,80 +843,13 @@ void ddb__clock_timer_remove(ddb_clock *c, long id)
         }
     }
     ddb__sched *s = c->tsched;
+    const ddb__timer_sched_ops *ops = c->tops;
     pthread_mutex_unlock(&c->mu);
     if (!t)
         return;
     /* Off the list, it is ours: take it off the scheduler too (a run that has begun
      * finds it gone and leaves it alone; the cancel waits for that run). */
     if (s)
-        ddb__sched_cancel(s, &t->task);
+        ops->cancel(s, &t->task);
     free(t);
-}
-
-/* ---- ddb_cancel_after: a timer of the clock, kept by the token as a link (cancel.c
- * calls the link's functions, never the clock) until the token is set or freed. */
-
-typedef struct timer_link {
-    ddb__cancel_link link;
-    ddb_clock *clock; /* referenced */
-    long timer_id;    /* 0 once removed or fired */
-} timer_link;
-
-/* The token was set: its timer is not needed any more. Under the token's lock. */
-static void timer_link_drop(ddb__cancel_link *l)
-{
-    timer_link *t = (timer_link *)l;
-    if (t->timer_id > 0) {
-        ddb__clock_timer_remove(t->clock, t->timer_id);
-        t->timer_id = 0;
-    }
-}
-
-/* The token is freed. */
-static void timer_link_release(ddb__cancel_link *l)
-{
-    timer_link *t = (timer_link *)l;
-    timer_link_drop(l);
-    ddb_clock_unref(t->clock);
-    free(t);
-}
-
-int ddb_cancel_after(ddb_cancel *c, ddb_clock *clock, int64_t ms)
-{
-    if (!c)
-        return DDB_EINVAL;
-    if (!clock)
-        clock = ddb_clock_system();
-    if (ms <= 0) {
-        ddb_cancel_set(c);
-        return 0;
-    }
-    if (ddb_cancel_is_set(c))
-        return 0;
-    timer_link *t = calloc(1, sizeof *t);
-    if (!t)
-        return DDB_ENOMEM;
-    t->link.drop = timer_link_drop;
-    t->link.release = timer_link_release;
-    int64_t now = ddb_clock_mono_ns(clock);
-    int64_t deadline = ms > (INT64_MAX - now) / 1000000 ? INT64_MAX : now + ms * 1000000;
-    t->clock = ddb_clock_ref(clock);
-    /* Linked before the timer exists, so that a free racing with a firing timer finds
-     * the id to remove. */
-    ddb__cancel_lock(c);
-    ddb__cancel_link_push_locked(c, &t->link);
-    long id = ddb__clock_timer_add(clock, deadline, c);
-    if (id <= 0) {
-        ddb__cancel_link_pop_locked(c, &t->link);
-        ddb__cancel_unlock(c);
-        ddb_clock_unref(t->clock);
-        free(t);
-        if (id < 0)
-            return (int)id;
-        ddb_cancel_set(c); /* due already */
-        return 0;
-    }
-    t->timer_id = id;
-    ddb__cancel_unlock(c);
-    return 0;
 }

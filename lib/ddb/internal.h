@@ -38,7 +38,9 @@ void ddb__clock_call_done(ddb_clock *c);
  * ddb_fake_clock_advance, on the advancing thread; other clocks on one timer thread per
  * clock, started when needed and joined. Returns a timer id > 0, 0 when the deadline
  * has passed already (nothing added: the caller sets the token), or DDB_ENOMEM. */
-long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
+struct ddb__timer_sched_ops;
+long ddb__clock_timer_add(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel,
+                          const struct ddb__timer_sched_ops *ops);
 void ddb__clock_timer_remove(ddb_clock *c, long id);
 
 /* ---- cancel (cancel.c, which calls no other file of the library) */

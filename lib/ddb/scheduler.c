@@ -282,6 +282,15 @@ static int start_locked(ddb__sched *s)
 
 /* ------------------------------------------------------------------ public */
 
+/* What a fake clock calls on the schedulers that run on it (ddb__clock_add_sched). */
+static const ddb__sched_hooks k_clock_hooks = {
+    .wake = ddb__sched_wake,
+    .pin = ddb__sched_pin,
+    .unpin = ddb__sched_unpin,
+    .quiet = ddb__sched_quiet,
+    .wait_quiet = ddb__sched_wait_quiet,
+};
+
 static ddb__sched *sched_make(ddb_clock *clock, bool weak, const ddb__sched_io *io,
                               void *io_arg, ddb_error *err)
 {
@@ -306,7 +315,7 @@ static ddb__sched *sched_make(ddb_clock *clock, bool weak, const ddb__sched_io *
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (!weak)
-        ddb__clock_add_sched(s->clock, s);
+        ddb__clock_add_sched(s->clock, s, &k_clock_hooks);
     return s;
 }
 

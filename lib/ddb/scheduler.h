@@ -70,11 +70,29 @@ ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err);
 typedef enum ddb__clock_kind { DDB__CLOCK_SYSTEM, DDB__CLOCK_FAKE, DDB__CLOCK_CUSTOM } ddb__clock_kind;
 ddb__clock_kind ddb__clock_kind_of(const ddb_clock *c);
 /* A fake clock wakes the schedulers on it when it is advanced, and its settle waits for
- * them to be quiet. No effect on other clocks. */
-void ddb__clock_add_sched(ddb_clock *c, ddb__sched *s);
+ * them to be quiet, through the calls a scheduler registers with itself (clock.c names
+ * no function of the scheduler). No effect on other clocks. */
+typedef struct ddb__sched_hooks {
+    void (*wake)(ddb__sched *s);
+    void (*pin)(ddb__sched *s);
+    void (*unpin)(ddb__sched *s);
+    bool (*quiet)(ddb__sched *s);
+    int (*wait_quiet)(ddb__sched *s, int64_t deadline_real_ns);
+} ddb__sched_hooks;
+void ddb__clock_add_sched(ddb_clock *c, ddb__sched *s, const ddb__sched_hooks *hooks);
 void ddb__clock_remove_sched(ddb_clock *c, ddb__sched *s);
 /* Marks the calling thread as driving the clock's work (a scheduler's worker): a cancel
  * token it sets wakes fake-clock waits that settle then counts as released work. */
 void ddb__clock_thread_drives(ddb_clock *c);
+/* The timers of system and custom clocks run on a scheduler the clock owns, made when
+ * the first timer is added and freed with the clock. The calls to make, use and free it
+ * come with each timer (cancel_after.c passes the scheduler's), so that clock.c names no
+ * function of the scheduler. */
+typedef struct ddb__timer_sched_ops {
+    ddb__sched *(*make)(ddb_clock *c);
+    int (*at)(ddb__sched *s, ddb__task *t, int64_t due_ns);
+    bool (*cancel)(ddb__sched *s, ddb__task *t);
+    void (*free)(ddb__sched *s);
+} ddb__timer_sched_ops;
 
 #endif

@@ -11,15 +11,6 @@ import os
 import subprocess
 import sys
 
-# The circles still to be taken apart, each exactly as it is: a circle that grows, or one
-# that is not here, fails. Remove an entry once its circle is gone.
-KNOWN = {
-    # The fake clock wakes the schedulers on it and waits for them in its settle, and the
-    # timers of ddb_cancel_after on other clocks run on a scheduler of the clock's own;
-    # the scheduler reads the clock.
-    ("ddb", ("clock.c", "scheduler.c")),
-}
-
 
 def symbols(objs):
     """{object: (symbols it defines, symbols it needs)}, from one run of nm."""
@@ -136,16 +127,8 @@ def main(lists):
         for part in parts:
             steps = one_cycle(graph, part)
             path = " -> ".join(f"{a} ({s})" for a, _, s in steps) + f" -> {steps[0][0]}"
-            if (folder, tuple(part)) in KNOWN:
-                print(f"{folder}: the known circle of {len(part)} files: {path}")
-                continue
             print(f"{folder}: a circle of {len(part)} files: {path}")
             bad = 1
-        for known_folder, files in sorted(KNOWN):
-            if known_folder == folder and list(files) not in parts:
-                print(f"{folder}: the known circle {' '.join(files)} is gone or changed: "
-                      "update KNOWN in tests/layers/calls.py")
-                bad = 1
         if not parts:
             print(f"{folder}: {len(graph)} files, no circle")
     return bad
