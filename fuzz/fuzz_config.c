@@ -1,6 +1,7 @@
 /* fuzz_config.c: libFuzzer target for the reader of the shared AWS config file
  * (lib/ddb/config.c): any bytes as ~/.aws/config, then the lookups the client makes
- * (a profile's keys, a nested services value, the region and endpoints). Nothing may
+ * (a profile's keys, a nested services value, the client's settings: region, endpoint,
+ * CA bundle, attempts, retry mode). Nothing may
  * crash or leak. */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,9 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ddb__config_endpoint(cfg, "default", "DynamoDB", "us-east-1", &url, &err);
     free(url);
     ddb__config_free(cfg);
-    char *region = NULL;
-    const char *from = NULL;
-    if (ddb__config_region(NULL, NULL, &region, &from, &err) == 0)
-        free(region);
+    /* Everything a client's creation reads of it, at once: profile, region, endpoint,
+     * CA bundle, attempts, retry mode. */
+    ddb__settings set;
+    if (ddb__settings_resolve(NULL, &set, &err) == 0)
+        ddb__settings_cleanup(&set);
     return 0;
 }
