@@ -309,18 +309,14 @@ static int check_definition_members(json_object *defs, fakedb__reply *r)
     return 0;
 }
 
+/* After check_definition_members, which has checked each member's name and type. */
 static int check_definitions(json_object *defs, json_object *used_names, fakedb__reply *r)
 {
     if (!defs || !json_object_is_type(defs, json_type_array))
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions' failed to satisfy constraint: Member must not be null");
     size_t n = json_object_array_length(defs);
     for (size_t i = 0; i < n; i++) {
-        json_object *d = json_object_array_get_idx(defs, i);
-        const char *an = fakedb__json_str(d, "AttributeName"), *at = fakedb__json_str(d, "AttributeType");
-        if (!an || !at)
-            return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member.%s' failed to satisfy constraint: Member must not be null", i + 1, an ? "attributeType" : "attributeName");
-        if (strcmp(at, "S") && strcmp(at, "N") && strcmp(at, "B"))
-            return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", at, i + 1);
+        const char *an = fakedb__json_str(json_object_array_get_idx(defs, i), "AttributeName");
         for (size_t k = 0; k < i; k++)
             if (!strcmp(an, fakedb__json_str(json_object_array_get_idx(defs, k), "AttributeName")))
                 return fakedb__reply_fail_validation(r, "Attribute Name is duplicated: %s", an);
