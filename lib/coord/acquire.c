@@ -319,7 +319,7 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
     int races = 0;
     /* The thread stays busy for a fake clock's settle across the requests of a poll,
      * until it waits for the next poll or returns. */
-    ddb__clock_hold(l->clock);
+    DDB__HOLD_SCOPE(l->clock);
     ddb_error e;
     ddb_error_clear(&e);
 
@@ -407,7 +407,6 @@ int dl_acquire(ddb_lock_table *l, const char *name, int64_t lease_ms, ddb_cancel
         if (err)
             *err = e;
     }
-    ddb__clock_unhold(l->clock);
     return rc;
 }
 
@@ -507,7 +506,7 @@ int ddb_lock_acquire_slot(ddb_lock_table *locks, const char *name, int slots,
     bool no_wait = o && o->no_wait;
     int start = random_slot(slots);
     /* Busy for a fake clock's settle from one slot's try to the next. */
-    ddb__clock_hold(locks->clock);
+    DDB__HOLD_SCOPE(locks->clock);
     for (;;) {
         int64_t next = INT64_MAX;
         for (int i = 0; i < slots; i++) {
@@ -535,6 +534,5 @@ int ddb_lock_acquire_slot(ddb_lock_table *locks, const char *name, int slots,
         }
     }
 done:
-    ddb__clock_unhold(locks->clock);
     return rc;
 }

@@ -153,9 +153,10 @@ int ddb_lock_run_as_leader(ddb_lock_table *l, const char *name, int64_t lease_ms
         ddb_lease *lease = NULL;
         /* While it contends, the thread is busy for a fake clock's settle except while it
          * waits on the clock; not while the work runs, which is the caller's own. */
-        ddb__clock_hold(l->clock);
-        rc = contend(l, name, lease_ms, stop, &o, &hooks, &lease, err);
-        ddb__clock_unhold(l->clock);
+        {
+            DDB__HOLD_SCOPE(l->clock);
+            rc = contend(l, name, lease_ms, stop, &o, &hooks, &lease, err);
+        }
         if (rc != 0)
             return rc;
 

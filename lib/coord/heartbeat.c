@@ -322,7 +322,7 @@ int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error 
     ddb_error e;
     ddb_error_clear(&e);
     ddb_item *old = NULL;
-    ddb__clock_hold(lease->clock);
+    DDB__HOLD_SCOPE(lease->clock);
     int64_t sent = ddb_clock_mono_ns(lease->clock);
     int rc = dl_item_renew(lease, rvn, bound, &old, &e);
     int64_t after = ddb_clock_mono_ns(lease->clock);
@@ -345,6 +345,5 @@ int ddb_lease_renew(ddb_lease *lease, bool *held, ddb_cancel *cancel, ddb_error 
         if (held)
             *held = true; /* still held until its deadline: the heartbeat goes on */
     }
-    ddb__clock_unhold(lease->clock);
     return out == DDB_ELOST ? 0 : out;
 }

@@ -68,7 +68,7 @@ int ddb_lock_table_watch(ddb_lock_table *l, const char *name, const ddb_lock_wat
     ddb_error e;
     ddb_error_clear(&e);
     /* Busy for a fake clock's settle from a read until the wait for the next. */
-    ddb__clock_hold(l->clock);
+    DDB__HOLD_SCOPE(l->clock);
     for (;;) {
         if (ddb_cancel_is_set(stop)) {
             rc = ddb__fail(&e, DDB_ECANCELED, "The watch of lock \"%s\" was cancelled.", name);
@@ -120,7 +120,6 @@ int ddb_lock_table_watch(ddb_lock_table *l, const char *name, const ddb_lock_wat
             break;
         }
     }
-    ddb__clock_unhold(l->clock);
     free(told);
     if (rc != 0 && err)
         *err = e;

@@ -197,6 +197,7 @@ int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schem
         o = &zero;
     if (!c || !name || !*name || !key || !key->pk)
         return ddb__fail(err, DDB_EINVAL, "CreateTable needs a client, a name and a key schema");
+    DDB__CALL_SCOPE(c->clock);
     json_object *req = json_object_new_object(), *defs = json_object_new_array();
     int rc = 0;
     if (!req || !defs || json_object_object_add(req, "AttributeDefinitions", defs) != 0) {
@@ -257,7 +258,7 @@ int ddb_client_create_table(ddb_client *c, const char *name, const ddb_key_schem
     }
 out:
     json_object_put(req);
-    return ddb__client_done(c, rc);
+    return rc;
 }
 
 static int simple_call(ddb_client *c, const char *op, const char *table, json_object *req,
@@ -284,12 +285,13 @@ int ddb_client_delete_table(ddb_client *c, const char *name, ddb_cancel *cancel,
     ddb__err_reset(err);
     if (!c || !name || !*name)
         return ddb__fail(err, DDB_EINVAL, "DeleteTable needs a client and a table name");
+    DDB__CALL_SCOPE(c->clock);
     json_object *req = named(name), *resp = NULL;
     if (!req)
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
     int rc = simple_call(c, "DeleteTable", name, req, &resp, cancel, err);
     json_object_put(resp);
-    return ddb__client_done(c, rc);
+    return rc;
 }
 
 static void copy_str(char *dst, size_t cap, json_object *o)
@@ -358,7 +360,8 @@ int ddb_client_describe_table(ddb_client *c, const char *name, ddb_table_info *i
     ddb__err_reset(err);
     if (!c || !name || !*name || !info)
         return ddb__fail(err, DDB_EINVAL, "DescribeTable needs a client, a table name and an output");
-    return ddb__client_done(c, describe(c, name, info, cancel, err));
+    DDB__CALL_SCOPE(c->clock);
+    return describe(c, name, info, cancel, err);
 }
 
 int ddb_client_wait_table_active(ddb_client *c, const char *name, int64_t timeout_ms, ddb_cancel *cancel,
@@ -367,6 +370,7 @@ int ddb_client_wait_table_active(ddb_client *c, const char *name, int64_t timeou
     ddb__err_reset(err);
     if (!c || !name || !*name || timeout_ms < 0)
         return ddb__fail(err, DDB_EINVAL, "waiting for a table needs a client, a name and a timeout");
+    DDB__CALL_SCOPE(c->clock);
     int64_t deadline = ddb_clock_mono_ns(c->clock) + timeout_ms * 1000000;
     int rc;
     for (;;) {
@@ -393,7 +397,7 @@ int ddb_client_wait_table_active(ddb_client *c, const char *name, int64_t timeou
             break;
         }
     }
-    return ddb__client_done(c, rc);
+    return rc;
 }
 
 int ddb_client_update_ttl(ddb_client *c, const char *table, const char *attribute, bool enabled,
@@ -402,6 +406,7 @@ int ddb_client_update_ttl(ddb_client *c, const char *table, const char *attribut
     ddb__err_reset(err);
     if (!c || !table || !*table || !attribute || !*attribute)
         return ddb__fail(err, DDB_EINVAL, "UpdateTimeToLive needs a client, a table and an attribute");
+    DDB__CALL_SCOPE(c->clock);
     json_object *req = named(table), *spec = json_object_new_object(), *resp = NULL;
     if (!req || !spec || !ddb__jadd_str(spec, "AttributeName", attribute) ||
         json_object_object_add(spec, "Enabled", json_object_new_boolean(enabled)) != 0 ||
@@ -412,5 +417,5 @@ int ddb_client_update_ttl(ddb_client *c, const char *table, const char *attribut
     }
     int rc = simple_call(c, "UpdateTimeToLive", table, req, &resp, cancel, err);
     json_object_put(resp);
-    return ddb__client_done(c, rc);
+    return rc;
 }

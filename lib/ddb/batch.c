@@ -157,6 +157,7 @@ int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys
     if (!t || !items || !n_items || (n_keys && !keys))
         return ddb__fail(err, DDB_EINVAL, "ddb_table_batch_get needs a table, keys and outputs");
     ddb_client *c = t->client;
+    DDB__CALL_SCOPE(c->clock);
     pending q = { 0 };
     ddb_item **out = NULL;
     size_t n_out = 0, cap_out = 0;
@@ -198,11 +199,11 @@ int ddb_table_batch_get(ddb_table *t, const ddb_item *const *keys, size_t n_keys
     pending_free(&q);
     if (rc != 0) {
         ddb_item_array_free(out, n_out);
-        return ddb__client_done(c, rc);
+        return rc;
     }
     *items = out;
     *n_items = n_out;
-    return ddb__client_done(c, 0);
+    return 0;
 }
 
 static json_object *write_request(const char *kind, const char *field, const ddb_item *it)
@@ -224,6 +225,7 @@ int ddb_table_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_pu
     if (!t || (n_puts && !puts) || (n_deletes && !delete_keys))
         return ddb__fail(err, DDB_EINVAL, "ddb_table_batch_write needs a table and its items");
     ddb_client *c = t->client;
+    DDB__CALL_SCOPE(c->clock);
     pending q = { 0 };
     int rc = 0, idle = 0, round = 0;
     for (size_t i = 0; i < n_puts + n_deletes && rc == 0; i++) {
@@ -260,5 +262,5 @@ int ddb_table_batch_write(ddb_table *t, const ddb_item *const *puts, size_t n_pu
         json_object_put(resp);
     }
     pending_free(&q);
-    return ddb__client_done(c, rc);
+    return rc;
 }

@@ -212,13 +212,6 @@ void ddb__client_log(ddb_client *c, int level, int event_id, const char *categor
         c->log(c->log_arg, level, event_id, category, message, fields, n);
 }
 
-int ddb__client_done(ddb_client *c, int rc)
-{
-    if (c)
-        ddb__clock_call_done(c->clock);
-    return rc;
-}
-
 /* ------------------------------------------------------------ telemetry */
 
 static uint64_t span_begin(ddb_client *c, const ddb__call *call)
@@ -701,6 +694,7 @@ int ddb_client_call(ddb_client *c, const char *operation, const char *request_js
     if (!c || !operation || !request_json || !*operation ||
         strlen(operation) > CLIENT_OPERATION_MAX)
         return ddb__fail(err, DDB_EINVAL, "ddb_client_call needs a client, an operation and a body");
+    DDB__CALL_SCOPE(c->clock);
     ddb__call call = { .operation = operation };
     attempt_result r;
     int rc = send_text(c, &call, request_json, strlen(request_json), cancel, &r, NULL, err);
@@ -709,7 +703,7 @@ int ddb_client_call(ddb_client *c, const char *operation, const char *request_js
         r.http.body = NULL;
     }
     attempt_cleanup(&r);
-    return ddb__client_done(c, rc);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ tables */

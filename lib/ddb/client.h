@@ -165,8 +165,6 @@ typedef void (*ddb__reply_fn)(void *arg, int rc, json_object *resp, int retries,
 int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t len,
                       ddb_cancel *cancel, ddb__reply_fn reply, void *arg, ddb_error *err);
 
-/* Marks the end of a public call for fake-clock settling; returns rc. */
-int ddb__client_done(ddb_client *c, int rc);
 
 /* ---- small JSON helpers: the requests other than ops.c's are json-c trees built with
  * these, each add checked */

@@ -4,6 +4,7 @@
  * ddb_cancel_after (cancel_after.c). It calls no function of the scheduler: the
  * schedulers on a fake clock register their calls with it, and a timer brings the calls
  * of the scheduler it runs on. */
+#include "dl_assert.h"
 #include "internal.h"
 #include "scheduler.h"
 
@@ -463,7 +464,9 @@ int ddb_clock_sleep(ddb_clock *c, int64_t timeout_ms, ddb_cancel *cancel)
     return ddb__clock_wait_until(c, deadline, cancel);
 }
 
-void ddb__clock_hold(ddb_clock *c)
+/* A hold: the thread is one of the clock's callers (busy for settle except while parked
+ * on the clock) until the outermost unhold, which also marks it idle. */
+static void clock_hold(ddb_clock *c)
 {
     caller *me = &tl_caller;
     if (me->depth++ > 0 || !c || c->kind != CLOCK_KIND_FAKE)
@@ -479,9 +482,17 @@ void ddb__clock_hold(ddb_clock *c)
     pthread_mutex_unlock(&c->mu);
 }
 
-void ddb__clock_unhold(ddb_clock *c)
+/* The end of a library call: marks the thread idle unless a hold is on. */
+static void clock_call_done(ddb_clock *c)
+{
+    if (tl_caller.depth == 0)
+        ddb__clock_thread_idle(c);
+}
+
+static void clock_unhold(ddb_clock *c)
 {
     caller *me = &tl_caller;
+    DL_ASSERT(me->depth > 0);
     if (me->depth > 0 && --me->depth == 0 && me->clock) {
         ddb_clock *hc = me->clock;
         pthread_mutex_lock(&hc->mu);
@@ -495,13 +506,23 @@ void ddb__clock_unhold(ddb_clock *c)
         pthread_cond_broadcast(&hc->state_cv);
         pthread_mutex_unlock(&hc->mu);
     }
-    ddb__clock_call_done(c);
+    clock_call_done(c);
 }
 
-void ddb__clock_call_done(ddb_clock *c)
+ddb__scope ddb__scope_hold(ddb_clock *c)
 {
-    if (tl_caller.depth == 0)
-        ddb__clock_thread_idle(c);
+    clock_hold(c);
+    return (ddb__scope){ .clock = c };
+}
+
+void ddb__scope_unhold(ddb__scope *s)
+{
+    clock_unhold(s->clock);
+}
+
+void ddb__scope_end(ddb__scope *s)
+{
+    clock_call_done(s->clock);
 }
 
 void ddb__clock_thread_idle(ddb_clock *c)

@@ -25,13 +25,29 @@ int ddb__fail(ddb_error *err, int code, const char *fmt, ...)
 /* Waits until mono deadline on the clock, or cancel is set. Marks the calling thread as
  * waiting for ddb_fake_clock_settle. 0 when the deadline passed, DDB_ECANCELED. */
 int ddb__clock_wait_until(ddb_clock *c, int64_t deadline_mono_ns, ddb_cancel *cancel);
-/* A library call that makes several requests and waits on the clock between them (an
- * acquire, an election, a renewal) holds the thread for a fake clock's settle: from
- * ddb__clock_hold to ddb__clock_unhold the thread counts as busy except while it waits
- * on the clock for a deadline not yet due, and the end of each request does not mark it
- * idle (ddb__clock_call_done). Nestable; unhold marks it idle at the outermost level. */
-void ddb__clock_hold(ddb_clock *c);
-void ddb__clock_unhold(ddb_clock *c);
+/* The scope of a library call, for a fake clock's settle, which waits for the work an
+ * advance released: a thread woken by an advance stays counted until it waits on the
+ * clock again or its library call ends. Every public call that makes a request or waits
+ * on the clock declares one scope first in its body, and the scope's end marks the call's
+ * end, whatever return ends it:
+ *   DDB__CALL_SCOPE(clock)  at the end the thread is idle for settle;
+ *   DDB__HOLD_SCOPE(clock)  also holds the thread for the scope: a call that makes several
+ *                           requests and waits on the clock between them (an acquire, an
+ *                           election, a renewal) counts as busy from its start, except
+ *                           while it waits on the clock for a deadline not yet due.
+ * Scopes nest; only the outermost marks the end. clock may be NULL (no fake clock:
+ * nothing to do). tests/layers/settle.py reads the object files and fails when an
+ * exported function can reach a request or a clock wait without passing a scope. */
+typedef struct ddb__scope {
+    ddb_clock *clock;
+} ddb__scope;
+ddb__scope ddb__scope_hold(ddb_clock *c);
+void ddb__scope_unhold(ddb__scope *s);
+void ddb__scope_end(ddb__scope *s);
+#define DDB__CALL_SCOPE(clk)                                                              \
+    ddb__scope ddb__call_scope __attribute__((cleanup(ddb__scope_end))) = { .clock = (clk) }
+#define DDB__HOLD_SCOPE(clk)                                                              \
+    ddb__scope ddb__hold_scope __attribute__((cleanup(ddb__scope_unhold))) = ddb__scope_hold(clk)
 
 /* ---- logging and telemetry through the client (client.c) */
 /* Whether a record at level would reach the client's log sink. */

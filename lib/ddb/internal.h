@@ -19,7 +19,7 @@
  * status decides (403 -> DDB_EACCESS, 0 -> DDB_ENETWORK, else DDB_ESERVICE). */
 int ddb__code_for_aws_type(const char *aws_type, int http_status);
 
-/* ---- clock (clock.c); waits, hold and unhold are in ddb_private.h */
+/* ---- clock (clock.c); waits and a call's scope are in ddb_private.h */
 /* Declares that the calling thread, woken by a fake clock advance, has finished the work
  * the advance released without waiting on the clock again (e.g. a library call returns
  * to its caller). No effect on other clocks or on threads not woken by an advance. */
@@ -30,8 +30,6 @@ int ddb__fake_clock_jump_wall(ddb_clock *c, int64_t ms);
 /* Fake clock: settle of its schedulers alone (not of the threads that wait on it), for a
  * caller inside a library call on that clock, which the whole settle would wait for. */
 int ddb__fake_clock_settle_schedulers(ddb_clock *c, int64_t real_timeout_ms);
-/* The end of a public call of libddb: marks the thread idle unless a hold is on. */
-void ddb__clock_call_done(ddb_clock *c);
 /* Timers behind ddb_cancel_after: sets `cancel` once the clock reaches deadline_mono_ns.
  * The clock keeps no reference to the token (a freed token's timers are removed
  * through its links). Fake clocks fire timers inside

@@ -196,6 +196,7 @@ static int run(ddb_table *t, const char *op, dl_buf *req, const char *item_key,
                ddb_cancel *cancel, ddb_result *res, ddb_error *err)
 {
     ddb_client *c = t->client;
+    DDB__CALL_SCOPE(c->clock);
     ddb__call call = { .operation = op, .table = t->name };
     json_object *resp = NULL;
     int retries = 0;
@@ -203,7 +204,7 @@ static int run(ddb_table *t, const char *op, dl_buf *req, const char *item_key,
     dl__buf_cleanup(req);
     rc = read_answer(op, rc, resp, item_key, retries, res, err);
     json_object_put(resp);
-    return ddb__client_done(c, rc);
+    return rc;
 }
 
 /* An asynchronous single-item write: the reply of the client's call, read as run does. */

@@ -182,6 +182,7 @@ int ddb_pages_next(ddb_pages *p, ddb_error *err)
     if (p->done)
         return 0;
     ddb_client *c = p->table->client;
+    DDB__CALL_SCOPE(c->clock);
 
     json_object *req = json_object_new_object();
     int rc = 0;
@@ -222,7 +223,7 @@ int ddb_pages_next(ddb_pages *p, ddb_error *err)
     }
 out:
     json_object_put(req);
-    return ddb__client_done(c, rc == 0 ? 1 : rc);
+    return rc == 0 ? 1 : rc;
 }
 
 size_t ddb_pages_count(const ddb_pages *p) { return p ? p->n_items : 0; }

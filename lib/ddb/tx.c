@@ -312,6 +312,7 @@ int ddb_tx_send(ddb_tx *tx, ddb_cancel *cancel, ddb_error *err)
     }
     if (tx->n == 0)
         return ddb__fail(err, DDB_EINVAL, "a transaction needs at least one action");
+    DDB__CALL_SCOPE(tx->client->clock);
     json_object *req = json_object_new_object(), *arr = json_object_new_array_ext((int)tx->n);
     char *names = tx_table_names(tx);
     int rc = 0;
@@ -351,7 +352,7 @@ int ddb_tx_send(ddb_tx *tx, ddb_cancel *cancel, ddb_error *err)
 out:
     json_object_put(req);
     free(names);
-    return ddb__client_done(tx->client, rc);
+    return rc;
 }
 
 ddb_tx_failure ddb_tx_reason_for(const ddb_tx *tx, ddb_tx_marker marker)
@@ -379,6 +380,7 @@ int ddb_client_transact_get(ddb_client *c, ddb_table *const *tables, const ddb_i
     for (size_t i = 0; i < n; i++)
         if (!tables[i] || !keys[i])
             return ddb__fail(err, DDB_EINVAL, "table or key %zu of a transactional get is NULL", i);
+    DDB__CALL_SCOPE(c->clock);
     json_object *req = json_object_new_object(), *arr = json_object_new_array();
     const char **tn = malloc(n * sizeof *tn);
     char *names = NULL;
@@ -438,5 +440,5 @@ out:
     json_object_put(req);
     free(tn);
     free(names);
-    return ddb__client_done(c, rc);
+    return rc;
 }
