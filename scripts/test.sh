@@ -11,6 +11,8 @@
 #                                            the flags of build/, so ccache shares its objects)
 #   CC=clang scripts/test.sh ...             the same with clang (build-clang/, build-asan-clang/, ...)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
+# DYNALOCK_TEST_JOBS=N runs N tests at once (default: twice the cores; the cores under
+# valgrind).
 # DYNALOCK_SETUP_DONE=1 skips the packages and peers set-up (.ci/run does it once);
 # DYNALOCK_REQUIRE_PEERS=1 makes missing test peers a failure (tests/peers/missing.sh).
 set -euo pipefail
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
     --sanitize) sanitize="$2"; shift 2 ;;
     --valgrind) valgrind=1; shift ;;
     --) shift; ctest_args=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -48,8 +50,9 @@ esac
 # none of this project's code, and the suites' runs against it are the same client code
 # as their runs against fakedb, which stay. Each starts a JVM and runs alone (RUN_SERIAL),
 # so together they were minutes of each sanitizer run. The normal run keeps them all.
+# Nor do they repeat the checks that only read the source tree (label `static`).
 if [ -n "$sanitize" ] && [ "${#ctest_args[@]}" -eq 0 ]; then
-  ctest_args=(-E '_ddblocal$|^ddblocal_')
+  ctest_args=(-E '_ddblocal$|^ddblocal_' -LE static)
 fi
 if [ "$valgrind" = 1 ]; then
   build=$root/build-valgrind$cc_suffix
@@ -66,8 +69,13 @@ if [ "${DYNALOCK_SETUP_DONE:-}" != 1 ] && ! "$root/scripts/peers.sh"; then
 fi
 cmake -S "$root" -B "$build" "${cfg[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
+# ctest's job slots: twice the cores, since most tests spend their time waiting for a
+# server or a process to answer (the ones that keep a core busy take two slots: their
+# PROCESSORS property). Under valgrind every test keeps a core busy: one slot per core.
+jobs=${DYNALOCK_TEST_JOBS:-$(( $(nproc) * 2 ))}
+[ "$valgrind" = 0 ] || jobs=${DYNALOCK_TEST_JOBS:-$(nproc)}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" "${ctest_args[@]}"
+ctest --output-on-failure -j"$jobs" "${ctest_args[@]}"

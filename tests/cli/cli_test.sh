@@ -7,7 +7,7 @@
 # Without TEST, every test but t_lease_deadline and t_lost_answers (ctest runs them as
 # cli_lease_deadline and cli_lost_answers, beside cli_e2e).
 # --shard K/N runs the K-th of N interleaved parts of that list (K from 1), so that ctest
-# runs the parts side by side (cli_e2e_1of3 ...) and a new test lands in one of them.
+# runs the parts side by side (cli_e2e_1of6 ...) and a new test lands in one of them.
 set -u
 DL=$1
 FAKEDB=$2
