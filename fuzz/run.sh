@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz/, one per
-# fuzz/fuzz_*.c, and runs each on its corpus (fuzz/corpus/NAME/, which may be absent). Exits non-zero on any crash, leak or sanitizer report; the input that did
-# it is left in build-fuzz/ (add it to fuzz/corpus/ once fixed).
+# fuzz/fuzz_*.c, and runs each on its corpus (fuzz/corpus/NAME/, which may be absent),
+# as many side by side as there are cores. Exits non-zero on any crash, leak or sanitizer
+# report; the input that did it is left in build-fuzz/ (add it to fuzz/corpus/ once fixed).
 #   fuzz/run.sh [SECONDS]          CI: a fixed seed and number of runs, at most SECONDS
 #                                  (default 30) each, so that a run is repeatable
 #   fuzz/run.sh --explore SECONDS  a random seed for SECONDS each, to find new inputs
@@ -25,15 +26,34 @@ for src in "$root"/fuzz/fuzz_*.c; do
 done
 [ "${#targets[@]}" -gt 0 ] || { echo "fuzz: no fuzz/fuzz_*.c" >&2; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
-passed=0
-for t in "${targets[@]}"; do
+# The targets run side by side, as many at once as there are cores (each is one process
+# on one core); their summaries are printed when all have ended, in the targets' order.
+jobs=$(nproc)
+run_one() { # TARGET: runs it on a copy of its corpus; its status into build-fuzz/fuzz_T.rc
+  local t=$1 corpus rc=0
   corpus=$(mktemp -d)
   cp "$root/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
-  echo "fuzz: $t"
   (cd "$build" && "$build/fuzz/fuzz_$t" "${limits[@]}" -max_len=4096 -timeout=10 \
-    -print_final_stats=1 "$corpus" 2>"$build/fuzz_$t.log") || { tail -n 60 "$build/fuzz_$t.log"; exit 1; }
-  grep -E 'stat::number_of_executed_units|cov:' "$build/fuzz_$t.log" | tail -n 2
+    -print_final_stats=1 "$corpus" 2>"$build/fuzz_$t.log") || rc=$?
   rm -rf "$corpus"
-  passed=$((passed + 1))
+  echo "$rc" > "$build/fuzz_$t.rc"
+}
+for t in "${targets[@]}"; do
+  rm -f "$build/fuzz_$t.rc"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  run_one "$t" &
 done
-echo "fuzz: $passed passed, 0 failed"
+wait
+passed=0 failed=0
+for t in "${targets[@]}"; do
+  echo "fuzz: $t"
+  if [ "$(cat "$build/fuzz_$t.rc" 2>/dev/null)" = 0 ]; then
+    grep -E 'stat::number_of_executed_units|cov:' "$build/fuzz_$t.log" | tail -n 2
+    passed=$((passed + 1))
+  else
+    tail -n 60 "$build/fuzz_$t.log"
+    failed=$((failed + 1))
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

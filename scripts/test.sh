@@ -7,8 +7,8 @@
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build (build-asan/)
 #   scripts/test.sh --sanitize thread        TSan build (build-tsan/)
 #                                            (both without the *_ddblocal runs: see below)
-#   scripts/test.sh --valgrind               every check suite under valgrind (build-valgrind/,
-#                                            the flags of build/, so ccache shares its objects)
+#   scripts/test.sh --valgrind               every check suite under valgrind, in build/ (the
+#                                            normal build: DYNALOCK_TEST_VALGRIND=1 for ctest)
 #   CC=clang scripts/test.sh ...             the same with clang (build-clang/, build-asan-clang/, ...)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
 # DYNALOCK_TEST_JOBS=N runs N tests at once (default: twice the cores; the cores under
@@ -32,7 +32,8 @@ done
 if [ "${DYNALOCK_SETUP_DONE:-}" != 1 ]; then
   "$root/scripts/deps.sh" --test
 fi
-cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# The test build checks the code's invariants (DL_ASSERT), as the sanitizer builds do.
+cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDYNALOCK_ASSERTS=ON)
 # The simulator's profile under the sanitizers, which run it several times slower.
 sim_small="--seeds 200 --steps 60 --replay-check 5 --quiet"
 # A compiler other than the default gets build folders of its own (CC=clang -> build-clang).
@@ -55,10 +56,9 @@ if [ -n "$sanitize" ] && [ "${#ctest_args[@]}" -eq 0 ]; then
   ctest_args=(-E '_ddblocal$|^ddblocal_' -LE static)
 fi
 if [ "$valgrind" = 1 ]; then
-  build=$root/build-valgrind$cc_suffix
-  # The normal build's flags: with ccache, only the test programs are compiled again.
-  cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDYNALOCK_VALGRIND=ON -DDYNALOCK_BUILD_BENCH=OFF)
-  # The suites themselves, under valgrind; the shell-driven tests add nothing there.
+  # The normal build, each check suite run under valgrind by its launcher
+  # (tests/support/check_launch.sh); the shell-driven tests add nothing there.
+  export DYNALOCK_TEST_VALGRIND=1
   [ "${#ctest_args[@]}" -gt 0 ] || ctest_args=(-L check)
 fi
 if [ "${DYNALOCK_SETUP_DONE:-}" != 1 ] && ! "$root/scripts/peers.sh"; then
