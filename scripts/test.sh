@@ -11,8 +11,8 @@
 #                                            normal build: DYNALOCK_TEST_VALGRIND=1 for ctest)
 #   CC=clang scripts/test.sh ...             the same with clang (build-clang/, build-asan-clang/, ...)
 #   Extra arguments after -- go to ctest (e.g. -- -R coord).
-# DYNALOCK_TEST_JOBS=N runs N tests at once (default: twice the cores; the cores under
-# valgrind).
+# DYNALOCK_TEST_JOBS=N runs N tests at once (default: twice the cores and two; the cores
+# under valgrind).
 # DYNALOCK_SETUP_DONE=1 skips the packages and peers set-up (.ci/run does it once);
 # DYNALOCK_REQUIRE_PEERS=1 makes missing test peers a failure (tests/peers/missing.sh).
 set -euo pipefail
@@ -69,10 +69,11 @@ if [ "${DYNALOCK_SETUP_DONE:-}" != 1 ] && ! "$root/scripts/peers.sh"; then
 fi
 cmake -S "$root" -B "$build" "${cfg[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
-# ctest's job slots: twice the cores, since most tests spend their time waiting for a
-# server or a process to answer (the ones that keep a core busy take two slots: their
-# PROCESSORS property). Under valgrind every test keeps a core busy: one slot per core.
-jobs=${DYNALOCK_TEST_JOBS:-$(( $(nproc) * 2 ))}
+# ctest's job slots: twice the cores and two more, since most tests spend their time
+# waiting for a server or a process to answer; the ones that keep a core busy take two
+# slots (their PROCESSORS property), so two of them leave room for the waiting ones.
+# Under valgrind every test keeps a core busy: one slot per core.
+jobs=${DYNALOCK_TEST_JOBS:-$(( $(nproc) * 2 + 2 ))}
 [ "$valgrind" = 0 ] || jobs=${DYNALOCK_TEST_JOBS:-$(nproc)}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
