@@ -649,12 +649,20 @@ START_TEST(credential_process_group_killed_at_the_timeout)
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "[default]\ncredential_process = %s\n", home_path("creds.sh"));
     write_file(".aws/config", cfg);
-    ddb__cred_set_process_timeout_ms(300);
-    expect_akid(NULL);
-    char *child = ddb__read_small_file(home_path("child"), 64);
-    ck_assert_ptr_nonnull(child);
+    /* The timeout runs from the spawn: on a loaded machine the script may not have started
+     * its child by then, and the check would have nothing to look at. Then it runs again
+     * with a longer timeout, until the child was there to be killed. */
+    char *child = NULL;
+    for (int64_t timeout_ms = 300; !child && timeout_ms <= 300 * 64; timeout_ms *= 4) {
+        unlink(home_path("child"));
+        ddb__cred_set_process_timeout_ms(timeout_ms);
+        expect_akid(NULL);
+        child = ddb__read_small_file(home_path("child"), 64);
+    }
+    ck_assert_msg(child != NULL, "the script never started its child before the timeout");
     pid_t cpid = (pid_t)atoi(child);
     free(child);
+    ck_assert_int_gt(cpid, 1);
     ck_assert_msg(process_ends(cpid), "the child %d is still alive", (int)cpid);
 }
 END_TEST
