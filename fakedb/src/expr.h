@@ -102,6 +102,33 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
                                const char *sk_name, char sk_type, fakedb__key_cond *out,
                                char err[FAKEDB_EXPR_ERR_MAX]);
 
+/* A key with several HASH and RANGE attributes (a GSI's multi-attribute key), in key
+ * order with their types; borrowed names. */
+#define FAKEDB_KEY_ATTRS_MAX 4
+typedef struct fakedb__key_schema {
+    size_t n_hash, n_range;
+    const char *const *hash, *const *range;
+    const char *hash_type, *range_type;
+} fakedb__key_schema;
+
+/* A key condition matched to such a key: every HASH attribute by =, then the first
+ * n_range RANGE attributes left to right, each by = but the last, which has last_op. */
+typedef struct fakedb__key_conds {
+    json_object *hash_value[FAKEDB_KEY_ATTRS_MAX];  /* borrowed, in key order */
+    size_t n_range;
+    json_object *range_value[FAKEDB_KEY_ATTRS_MAX]; /* borrowed; the last: last_op's first */
+    fakedb__key_op last_op;     /* FAKEDB_KEY_NONE when n_range is 0 */
+    json_object *last_value2;   /* BETWEEN's upper bound */
+} fakedb__key_conds;
+
+/* fakedb__expr_key_condition for a multi-attribute key. 0, or -1 with the message:
+ * "Query condition missed key schema element: X" for a HASH attribute missing or a
+ * RANGE attribute skipped, "Query key condition not supported: ..." for a HASH attribute
+ * not given by =, an attribute not of the key, or a condition after a RANGE attribute
+ * not given by =. */
+int fakedb__expr_key_conditions(const fakedb__expr *e, const fakedb__key_schema *ks,
+                                fakedb__key_conds *out, char err[FAKEDB_EXPR_ERR_MAX]);
+
 /* ---- PartiQL (expr_partiql.c) ----
  * A PartiQL statement of the forms DynamoDB runs (SELECT, INSERT, UPDATE, DELETE, and
  * EXISTS in a transaction), parsed and translated into this language: its WHERE into a

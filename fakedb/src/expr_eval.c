@@ -618,6 +618,77 @@ static const char *node_operator(const expr_node *n)
     }
 }
 
+/* One condition of a key condition: its operator must be one a key takes, with one
+ * attribute name (a top-level one) against values. The index of its attribute argument,
+ * or -1 with DynamoDB's message. */
+static int key_term(const expr_node *c, char err[FAKEDB_EXPR_ERR_MAX])
+{
+    bool ok_kind = (c->kind == NODE_CMP && c->op != CMP_NE) || c->kind == NODE_BETWEEN ||
+                   (c->kind == NODE_FUNC && c->op == FN_BEGINS_WITH);
+    if (!ok_kind) {
+        fakedb__expr_errf(err, "Invalid operator used in KeyConditionExpression: %s", node_operator(c));
+        return -1;
+    }
+    /* find the key side */
+    int key_arg = -1;
+    for (int a = 0; a < c->nargs; a++) {
+        if (c->args[a]->kind == NODE_FUNC) {
+            fakedb__expr_errf(err, "KeyConditionExpressions cannot contain nested operations");
+            return -1;
+        }
+        if (c->args[a]->kind == NODE_PATH) {
+            if (key_arg >= 0 || (a > 0 && c->kind != NODE_CMP)) {
+                fakedb__expr_errf(err, "Invalid condition in KeyConditionExpression: multiple attribute names used in one condition");
+                return -1;
+            }
+            key_arg = a;
+        }
+    }
+    if (key_arg < 0) {
+        fakedb__expr_errf(err, "Invalid condition in KeyConditionExpression: No key attribute specified");
+        return -1;
+    }
+    const expr_path *path = &c->args[key_arg]->path;
+    if (path->n != 1) {
+        fakedb__expr_errf(err, "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: %s",
+                          path->elems[0].name);
+        return -1;
+    }
+    return key_arg;
+}
+
+/* Whether the values a condition compares its attribute with are of type `want`. */
+static bool key_values_typed(const expr_node *c, int key_arg, char want)
+{
+    for (int a = 0; a < c->nargs; a++) {
+        if (a == key_arg)
+            continue;
+        const char *t = fakedb__av_type(c->args[a]->value, NULL);
+        if (t == NULL || t[1] != '\0' || t[0] != want)
+            return false;
+    }
+    return true;
+}
+
+/* The key operator of a condition on a sort key, with its values. */
+static fakedb__key_op key_range_op(const expr_node *c, int key_arg, json_object **v1, json_object **v2)
+{
+    *v2 = NULL;
+    if (c->kind == NODE_BETWEEN) {
+        *v1 = c->args[1]->value;
+        *v2 = c->args[2]->value;
+        return FAKEDB_KEY_BETWEEN;
+    }
+    if (c->kind == NODE_FUNC) {
+        *v1 = c->args[1]->value;
+        return FAKEDB_KEY_BEGINS_WITH;
+    }
+    static const fakedb__key_op map[] = {FAKEDB_KEY_EQ, FAKEDB_KEY_NONE, FAKEDB_KEY_LT,
+                                         FAKEDB_KEY_LE, FAKEDB_KEY_GT, FAKEDB_KEY_GE};
+    *v1 = c->args[1 - key_arg]->value;
+    return map[key_arg == 0 ? c->op : flip(c->op)];
+}
+
 int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char pk_type,
                                const char *sk_name, char sk_type, fakedb__key_cond *out,
                                char err[FAKEDB_EXPR_ERR_MAX])
@@ -636,38 +707,10 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
     bool have_pk = false, have_sk = false, stray = false;
     for (int i = 0; i < n; i++) {
         const expr_node *c = conds[i];
-        bool ok_kind = (c->kind == NODE_CMP && c->op != CMP_NE) || c->kind == NODE_BETWEEN ||
-                       (c->kind == NODE_FUNC && c->op == FN_BEGINS_WITH);
-        if (!ok_kind) {
-            fakedb__expr_errf(err, "Invalid operator used in KeyConditionExpression: %s", node_operator(c));
+        int key_arg = key_term(c, err);
+        if (key_arg < 0)
             return -1;
-        }
-        /* find the key side */
-        int key_arg = -1;
-        for (int a = 0; a < c->nargs; a++) {
-            if (c->args[a]->kind == NODE_FUNC) {
-                fakedb__expr_errf(err, "KeyConditionExpressions cannot contain nested operations");
-                return -1;
-            }
-            if (c->args[a]->kind == NODE_PATH) {
-                if (key_arg >= 0 || (a > 0 && c->kind != NODE_CMP)) {
-                    fakedb__expr_errf(err, "Invalid condition in KeyConditionExpression: multiple attribute names used in one condition");
-                    return -1;
-                }
-                key_arg = a;
-            }
-        }
-        if (key_arg < 0) {
-            fakedb__expr_errf(err, "Invalid condition in KeyConditionExpression: No key attribute specified");
-            return -1;
-        }
-        const expr_path *path = &c->args[key_arg]->path;
-        if (path->n != 1) {
-            fakedb__expr_errf(err, "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: %s",
-                              path->elems[0].name);
-            return -1;
-        }
-        const char *name = path->elems[0].name;
+        const char *name = c->args[key_arg]->path.elems[0].name;
         bool is_pk = strcmp(name, pk_name) == 0;
         bool is_sk = !is_pk && sk_name != NULL && strcmp(name, sk_name) == 0;
         if (!is_pk && !is_sk) {
@@ -679,15 +722,9 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
             fakedb__expr_errf(err, "KeyConditionExpressions must only contain one condition per key");
             return -1;
         }
-        char want = is_pk ? pk_type : sk_type;
-        for (int a = 0; a < c->nargs; a++) {
-            if (a == key_arg)
-                continue;
-            const char *t = fakedb__av_type(c->args[a]->value, NULL);
-            if (t == NULL || t[1] != '\0' || t[0] != want) {
-                fakedb__expr_errf(err, "One or more parameter values were invalid: Condition parameter type does not match schema type");
-                return -1;
-            }
+        if (!key_values_typed(c, key_arg, is_pk ? pk_type : sk_type)) {
+            fakedb__expr_errf(err, "One or more parameter values were invalid: Condition parameter type does not match schema type");
+            return -1;
         }
         if (is_pk) {
             if (c->kind != NODE_CMP || c->op != CMP_EQ) {
@@ -699,24 +736,11 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
             continue;
         }
         have_sk = true;
-        if (c->kind == NODE_BETWEEN) {
-            out->sk_op = FAKEDB_KEY_BETWEEN;
-            out->sk_value1 = c->args[1]->value;
-            out->sk_value2 = c->args[2]->value;
-        } else if (c->kind == NODE_FUNC) {
-            if (sk_type == 'N') {
-                fakedb__expr_errf(err, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
-                return -1;
-            }
-            out->sk_op = FAKEDB_KEY_BEGINS_WITH;
-            out->sk_value1 = c->args[1]->value;
-        } else {
-            int op = key_arg == 0 ? c->op : flip(c->op);
-            static const fakedb__key_op map[] = {FAKEDB_KEY_EQ, FAKEDB_KEY_NONE, FAKEDB_KEY_LT,
-                                                 FAKEDB_KEY_LE, FAKEDB_KEY_GT, FAKEDB_KEY_GE};
-            out->sk_op = map[op];
-            out->sk_value1 = c->args[1 - key_arg]->value;
+        if (c->kind == NODE_FUNC && sk_type == 'N') {
+            fakedb__expr_errf(err, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+            return -1;
         }
+        out->sk_op = key_range_op(c, key_arg, &out->sk_value1, &out->sk_value2);
     }
     if (!have_pk) {
         fakedb__expr_errf(err, "Query condition missed key schema element: %s", pk_name);
@@ -730,6 +754,100 @@ int fakedb__expr_key_condition(const fakedb__expr *e, const char *pk_name, char 
         fakedb__expr_errf(err, "Query key condition not supported");
         return -1;
     }
+    return 0;
+}
+
+/* The position of name in names (n of them), or -1. */
+static int name_at(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int fakedb__expr_key_conditions(const fakedb__expr *e, const fakedb__key_schema *ks,
+                                fakedb__key_conds *out, char err[FAKEDB_EXPR_ERR_MAX])
+{
+    enum { MAX_CONDS = 2 * FAKEDB_KEY_ATTRS_MAX };
+    memset(out, 0, sizeof *out);
+    if (e == NULL || e->cond == NULL || ks->n_hash == 0) {
+        fakedb__expr_errf(err, "Query key condition not supported");
+        return -1;
+    }
+    const expr_node *conds[MAX_CONDS + 1];
+    int n = flatten_and(e->cond, conds, MAX_CONDS + 1, 0);
+    if (n > (int)(ks->n_hash + ks->n_range)) {
+        fakedb__expr_errf(err, "KeyConditionExpressions must only contain one condition per key");
+        return -1;
+    }
+    bool have_hash[FAKEDB_KEY_ATTRS_MAX] = {false}, have_range[FAKEDB_KEY_ATTRS_MAX] = {false};
+    fakedb__key_op ops[FAKEDB_KEY_ATTRS_MAX] = {FAKEDB_KEY_NONE};
+    json_object *v2[FAKEDB_KEY_ATTRS_MAX] = {NULL};
+    const char *stray = NULL;
+    for (int i = 0; i < n; i++) {
+        const expr_node *c = conds[i];
+        int key_arg = key_term(c, err);
+        if (key_arg < 0)
+            return -1;
+        const char *name = c->args[key_arg]->path.elems[0].name;
+        int h = name_at(ks->hash, ks->n_hash, name), r = h < 0 ? name_at(ks->range, ks->n_range, name) : -1;
+        if (h < 0 && r < 0) {
+            if (stray == NULL)
+                stray = name;
+            continue;
+        }
+        if ((h >= 0 && have_hash[h]) || (r >= 0 && have_range[r])) {
+            fakedb__expr_errf(err, "KeyConditionExpressions must only contain one condition per key");
+            return -1;
+        }
+        if (!key_values_typed(c, key_arg, h >= 0 ? ks->hash_type[h] : ks->range_type[r])) {
+            fakedb__expr_errf(err, "One or more parameter values were invalid: Condition parameter type does not match schema type");
+            return -1;
+        }
+        if (h >= 0) {
+            if (c->kind != NODE_CMP || c->op != CMP_EQ) {
+                fakedb__expr_errf(err, "Query key condition not supported: the partition key attribute %s must be given by equality (=)", name);
+                return -1;
+            }
+            have_hash[h] = true;
+            out->hash_value[h] = c->args[1 - key_arg]->value;
+            continue;
+        }
+        if (c->kind == NODE_FUNC && ks->range_type[r] == 'N') {
+            fakedb__expr_errf(err, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+            return -1;
+        }
+        have_range[r] = true;
+        ops[r] = key_range_op(c, key_arg, &out->range_value[r], &v2[r]);
+    }
+    for (size_t i = 0; i < ks->n_hash; i++)
+        if (!have_hash[i]) {
+            fakedb__expr_errf(err, "Query condition missed key schema element: %s", ks->hash[i]);
+            return -1;
+        }
+    if (stray != NULL) {
+        fakedb__expr_errf(err, "Query key condition not supported: %s is not a key attribute of the index", stray);
+        return -1;
+    }
+    /* the sort key attributes given: a leading run, = on each but the last */
+    size_t given = 0;
+    while (given < ks->n_range && have_range[given])
+        given++;
+    for (size_t i = given; i < ks->n_range; i++)
+        if (have_range[i]) {
+            fakedb__expr_errf(err, "Query condition missed key schema element: %s", ks->range[given]);
+            return -1;
+        }
+    for (size_t i = 0; i + 1 < given; i++)
+        if (ops[i] != FAKEDB_KEY_EQ) {
+            fakedb__expr_errf(err, "Query key condition not supported: the sort key attribute %s has a condition other than equality (=) and is followed by a condition on %s; only the last sort key attribute given may use one",
+                              ks->range[i], ks->range[i + 1]);
+            return -1;
+        }
+    out->n_range = given;
+    out->last_op = given ? ops[given - 1] : FAKEDB_KEY_NONE;
+    out->last_value2 = given ? v2[given - 1] : NULL;
     return 0;
 }
 

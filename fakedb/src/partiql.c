@@ -61,6 +61,10 @@ static int schema(fakedb__store *db, const fakedb__pq_stmt *st, keys *k, fakedb_
             const fakedb__index *ix = fakedb__index_find(t, st->index);
             if (!ix) {
                 rc = fakedb__reply_fail_validation(r, "The table does not have the specified index: %s", st->index);
+            } else if (ix->multi) {
+                /* a multi-attribute key: the SELECT reads the index as a scan, its WHERE
+                 * the filter (no single attribute makes a key condition) */
+                k->qpk[0] = k->qsk[0] = 0;
             } else {
                 fakedb__copy_str(k->qpk, sizeof k->qpk, ix->pk);
                 k->qpkt = ix->pk_type;

@@ -22,7 +22,7 @@ typedef struct qstate {
     json_object *attrs_to_get;
     /* key condition, encoded */
     fakedb__key *kc;            /* pk and lower bound in sk */
-    uint8_t hi[FDB_MAX_SK_BYTES];
+    uint8_t hi[FDB_KEY_SK_CAP];
     size_t hi_len;
     bool has_hi;
     fakedb__key_op op;
@@ -57,16 +57,17 @@ static int parse_start(qstate *q, json_object *esk, fakedb__reply *r)
     q->start_ix = calloc(1, sizeof *q->start_ix);
     if (!q->start || !q->start_ix)
         return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
-    if (encode_attr(esk, q->t->pk, q->t->pk_type, q->start->pk, sizeof q->start->pk, &q->start->pk_len) ||
-        (q->t->sk && encode_attr(esk, q->t->sk, q->t->sk_type, q->start->sk, sizeof q->start->sk, &q->start->sk_len)))
+    if (encode_attr(esk, q->t->pk, q->t->pk_type, q->start->pk, FDB_MAX_PK_BYTES, &q->start->pk_len) ||
+        (q->t->sk && encode_attr(esk, q->t->sk, q->t->sk_type, q->start->sk, FDB_MAX_SK_BYTES, &q->start->sk_len)))
         return bad_start(r);
     if (q->ix) {
-        const char *names[2] = { q->ix->pk, q->ix->sk };
-        for (int i = 0; i < 2; i++)
-            if (names[i] && strcmp(names[i], q->t->pk) && (!q->t->sk || strcmp(names[i], q->t->sk)))
+        /* the table's key and every key attribute of the index */
+        for (size_t i = 0; i < q->ix->n_hash + q->ix->n_range; i++) {
+            const char *name = i < q->ix->n_hash ? q->ix->hash[i] : q->ix->range[i - q->ix->n_hash];
+            if (strcmp(name, q->t->pk) && (!q->t->sk || strcmp(name, q->t->sk)))
                 want++;
-        if (encode_attr(esk, q->ix->pk, q->ix->pk_type, q->start_ix->pk, sizeof q->start_ix->pk, &q->start_ix->pk_len) ||
-            (q->ix->sk && encode_attr(esk, q->ix->sk, q->ix->sk_type, q->start_ix->sk, sizeof q->start_ix->sk, &q->start_ix->sk_len)))
+        }
+        if (fakedb__index_key_encode(q->ix, esk, q->start_ix))
             return bad_start(r);
     }
     if ((size_t)json_object_object_length(esk) != want)
@@ -88,8 +89,110 @@ static int prefix_successor(const uint8_t *p, size_t n, uint8_t *out, size_t *ou
     return 1;
 }
 
+static int range_too_large(fakedb__reply *r)
+{
+    return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+}
+
+/* The key condition of a multi-attribute key as one range [kc->sk, hi) of the encoded
+ * RANGE parts (q->op FAKEDB_KEY_BEGINS_WITH: >= the low bound, < the high one when
+ * has_hi), or FAKEDB_KEY_EQ when every RANGE attribute is given by =. With P the encoded
+ * leading attributes given by = and E = P + the last one's value closed:
+ * = v: [E, succ(E)); > v: [succ(E), succ(P)); >= v: [E, succ(P)); < v: [P, E);
+ * <= v: [P, succ(E)); BETWEEN a AND b: [P+a, succ(P+b)); begins_with(v): [P+v open,
+ * succ(P+v open)), succ(x) being the least string above every string starting with x. */
+static int multi_key_condition(qstate *q, fakedb__reply *r)
+{
+    char err[FAKEDB_EXPR_ERR_MAX];
+    const fakedb__index *ix = q->ix;
+    fakedb__key_schema ks = { ix->n_hash, ix->n_range, (const char *const *)ix->hash,
+                              (const char *const *)ix->range, ix->hash_type, ix->range_type };
+    fakedb__key_conds kc;
+    _Static_assert(FAKEDB_KEY_ATTRS_MAX == FDB_MAX_KEY_ATTRS, "one limit of key attributes");
+    if (fakedb__expr_key_conditions(q->key_expr, &ks, &kc, err))
+        return fakedb__reply_fail_validation(r, "%s", err);
+    q->kc = calloc(1, sizeof *q->kc);
+    if (!q->kc)
+        return fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+    if (fakedb__key_part_encode(kc.hash_value, ix->hash_type, ix->n_hash, true, false, q->kc->pk, &q->kc->pk_len))
+        return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+    q->op = FAKEDB_KEY_NONE;
+    if (kc.n_range == 0)
+        return 0;
+    size_t last = kc.n_range - 1;
+    json_object *vals[FDB_MAX_KEY_ATTRS];
+    memcpy(vals, kc.range_value, sizeof vals);
+    uint8_t *lo = q->kc->sk;
+    size_t *lo_len = &q->kc->sk_len;
+    uint8_t p[FDB_KEY_SK_CAP];
+    size_t p_len = 0;
+    if (fakedb__key_part_encode(vals, ix->range_type, last, false, false, p, &p_len))
+        return range_too_large(r);
+    fakedb__key_op op = kc.last_op;
+    if (op == FAKEDB_KEY_EQ && kc.n_range == ix->n_range) {
+        if (fakedb__key_part_encode(vals, ix->range_type, kc.n_range, false, false, lo, lo_len))
+            return range_too_large(r);
+        q->op = FAKEDB_KEY_EQ;
+        return 0;
+    }
+    uint8_t e[FDB_KEY_SK_CAP];
+    size_t e_len = 0;
+    if (fakedb__key_part_encode(vals, ix->range_type, kc.n_range, false, op == FAKEDB_KEY_BEGINS_WITH, e, &e_len))
+        return range_too_large(r);
+    q->op = FAKEDB_KEY_BEGINS_WITH;
+    q->has_hi = true;
+    switch (op) {
+    case FAKEDB_KEY_EQ:
+    case FAKEDB_KEY_BEGINS_WITH:
+        memcpy(lo, e, e_len);
+        *lo_len = e_len;
+        q->has_hi = prefix_successor(e, e_len, q->hi, &q->hi_len) == 1;
+        break;
+    case FAKEDB_KEY_GT:
+    case FAKEDB_KEY_GE:
+        if (op == FAKEDB_KEY_GE) {
+            memcpy(lo, e, e_len);
+            *lo_len = e_len;
+        } else {
+            prefix_successor(e, e_len, lo, lo_len); /* E ends in 00 01: it has one */
+        }
+        q->has_hi = prefix_successor(p, p_len, q->hi, &q->hi_len) == 1;
+        break;
+    case FAKEDB_KEY_LT:
+    case FAKEDB_KEY_LE:
+        memcpy(lo, p, p_len);
+        *lo_len = p_len;
+        if (op == FAKEDB_KEY_LT) {
+            memcpy(q->hi, e, e_len);
+            q->hi_len = e_len;
+        } else {
+            prefix_successor(e, e_len, q->hi, &q->hi_len);
+        }
+        break;
+    case FAKEDB_KEY_BETWEEN: {
+        char t = ix->range_type[last];
+        if (fakedb__av_compare(vals[last], kc.last_value2) > 0)
+            return fakedb__reply_fail_validation(r, "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {%c:%s}, upper bound operand: AttributeValue: {%c:%s}",
+                                                 t, json_object_get_string(json_object_object_get(vals[last], (char[]){ t, 0 })),
+                                                 t, json_object_get_string(json_object_object_get(kc.last_value2, (char[]){ t, 0 })));
+        memcpy(lo, e, e_len);
+        *lo_len = e_len;
+        vals[last] = kc.last_value2;
+        if (fakedb__key_part_encode(vals, ix->range_type, kc.n_range, false, false, e, &e_len))
+            return range_too_large(r);
+        prefix_successor(e, e_len, q->hi, &q->hi_len);
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
 static int key_condition(qstate *q, json_object *req, fakedb__reply *r)
 {
+    if (q->ix && q->ix->multi)
+        return multi_key_condition(q, r);
     char err[FAKEDB_EXPR_ERR_MAX];
     fakedb__key_cond kc;
     const char *pk = q->ix ? q->ix->pk : q->t->pk, *sk = q->ix ? q->ix->sk : q->t->sk;
@@ -106,17 +209,17 @@ static int key_condition(qstate *q, json_object *req, fakedb__reply *r)
         (kc.sk_op != FAKEDB_KEY_NONE && fakedb__av_scalar(kc.sk_value1) != skt) ||
         (kc.sk_op == FAKEDB_KEY_BETWEEN && fakedb__av_scalar(kc.sk_value2) != skt))
         return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Condition parameter type does not match schema type");
-    if (fakedb__encode_scalar(kc.pk_value, pkt, q->kc->pk, sizeof q->kc->pk, &q->kc->pk_len))
+    if (fakedb__encode_scalar(kc.pk_value, pkt, q->kc->pk, FDB_MAX_PK_BYTES, &q->kc->pk_len))
         return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
     q->op = kc.sk_op;
     if (kc.sk_op == FAKEDB_KEY_NONE)
         return 0;
     if (kc.sk_op == FAKEDB_KEY_BEGINS_WITH && skt == 'N')
         return fakedb__reply_fail_validation(r, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
-    if (fakedb__encode_scalar(kc.sk_value1, skt, q->kc->sk, sizeof q->kc->sk, &q->kc->sk_len))
+    if (fakedb__encode_scalar(kc.sk_value1, skt, q->kc->sk, FDB_MAX_SK_BYTES, &q->kc->sk_len))
         return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
     if (kc.sk_op == FAKEDB_KEY_BETWEEN) {
-        if (fakedb__encode_scalar(kc.sk_value2, skt, q->hi, sizeof q->hi, &q->hi_len))
+        if (fakedb__encode_scalar(kc.sk_value2, skt, q->hi, FDB_MAX_SK_BYTES, &q->hi_len))
             return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
         q->has_hi = true;
         if (fakedb__av_compare(kc.sk_value1, kc.sk_value2) > 0)
@@ -222,13 +325,11 @@ static uint32_t fnv1a(const uint8_t *p, size_t n)
 static json_object *last_key(const qstate *q, json_object *item)
 {
     json_object *k = fakedb__key_of(q->t, item);
-    if (q->ix) {
-        json_object *v = fakedb__json_get(item, q->ix->pk);
+    for (size_t i = 0; q->ix && i < q->ix->n_hash + q->ix->n_range; i++) {
+        const char *name = i < q->ix->n_hash ? q->ix->hash[i] : q->ix->range[i - q->ix->n_hash];
+        json_object *v = fakedb__json_get(item, name);
         if (v)
-            json_object_object_add(k, q->ix->pk, json_object_get(v));
-        v = q->ix->sk ? fakedb__json_get(item, q->ix->sk) : NULL;
-        if (v)
-            json_object_object_add(k, q->ix->sk, json_object_get(v));
+            json_object_object_add(k, name, json_object_get(v));
     }
     return k;
 }
@@ -345,10 +446,9 @@ static const char *const k_scan_mix_legacy[] = { "AttributesToGet", "ScanFilter"
 
 static bool projected(const qstate *q, const char *name)
 {
-    const char *keys[4] = { q->t->pk, q->t->sk, q->ix->pk, q->ix->sk };
-    for (int i = 0; i < 4; i++)
-        if (keys[i] && !strcmp(keys[i], name))
-            return true;
+    if (!strcmp(q->t->pk, name) || (q->t->sk && !strcmp(q->t->sk, name)) ||
+        fakedb__index_has_key_attr(q->ix, name))
+        return true;
     for (size_t i = 0; q->ix->projection == FDB_PROJ_INCLUDE && i < q->ix->n_include; i++)
         if (!strcmp(q->ix->include[i], name))
             return true;
@@ -483,8 +583,16 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
         return 0;
     }
     /* A query's filter may not name the key attributes of what it queries. */
-    const char *keys[2] = { q->ix ? q->ix->pk : q->t->pk, q->ix ? q->ix->sk : q->t->sk };
-    for (int i = 0; i < 2; i++)
+    const char *keys[2 * FDB_MAX_KEY_ATTRS] = { q->t->pk, q->t->sk };
+    size_t nk = 2;
+    if (q->ix) {
+        nk = 0;
+        for (size_t i = 0; i < q->ix->n_hash; i++)
+            keys[nk++] = q->ix->hash[i];
+        for (size_t i = 0; i < q->ix->n_range; i++)
+            keys[nk++] = q->ix->range[i];
+    }
+    for (size_t i = 0; i < nk; i++)
         if (keys[i] && fakedb__expr_refers_to(q->filter, keys[i]))
             return fakedb__reply_fail_validation(r, "%s can only contain non-primary key attributes: Primary key attribute: %s",
                                                  q->legacy_filter ? "QueryFilter" : "Filter Expression", keys[i]);

@@ -9,8 +9,10 @@
 static void index_clear(fakedb__index *ix)
 {
     free(ix->name);
-    free(ix->pk);
-    free(ix->sk);
+    for (size_t i = 0; i < ix->n_hash; i++)
+        free(ix->hash[i]);
+    for (size_t i = 0; i < ix->n_range; i++)
+        free(ix->range[i]);
     for (size_t i = 0; i < ix->n_include; i++)
         free(ix->include[i]);
     free(ix->include);
@@ -104,20 +106,44 @@ void fakedb__spec_key_names(json_object *ks, const char **hash, const char **ran
     }
 }
 
+/* The HASH and RANGE attributes of an index's KeySchema in key order (CreateTable and
+ * UpdateTable checked it: HASH elements first, at most FDB_MAX_KEY_ATTRS of each). */
+static void index_key_attrs(fakedb__index *ix, json_object *ks, json_object *defs)
+{
+    size_t n = ks && json_object_is_type(ks, json_type_array) ? json_object_array_length(ks) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(ks, i);
+        const char *an = fakedb__json_str(e, "AttributeName");
+        const char *kt = fakedb__json_str(e, "KeyType");
+        if (!an || !kt)
+            continue;
+        if (!strcmp(kt, "HASH") && ix->n_hash < FDB_MAX_KEY_ATTRS) {
+            ix->hash_type[ix->n_hash] = fakedb__spec_attr_type(defs, an);
+            ix->hash[ix->n_hash++] = strdup(an);
+        } else if (!strcmp(kt, "RANGE") && ix->n_range < FDB_MAX_KEY_ATTRS) {
+            ix->range_type[ix->n_range] = fakedb__spec_attr_type(defs, an);
+            ix->range[ix->n_range++] = strdup(an);
+        }
+    }
+    ix->pk = ix->n_hash ? ix->hash[0] : NULL;
+    ix->pk_type = ix->n_hash ? ix->hash_type[0] : 0;
+    ix->sk = ix->n_range ? ix->range[0] : NULL;
+    ix->sk_type = ix->n_range ? ix->range_type[0] : 0;
+    ix->multi = ix->n_hash > 1 || ix->n_range > 1;
+}
+
 static int index_from_spec(fakedb__index *ix, json_object *spec, json_object *defs, bool global)
 {
-    const char *h, *rg;
     json_object *proj = fakedb__json_get(spec, "Projection");
     const char *pt = fakedb__json_str(proj, "ProjectionType");
-    fakedb__spec_key_names(fakedb__json_get(spec, "KeySchema"), &h, &rg);
-    if (!h)
+    index_key_attrs(ix, fakedb__json_get(spec, "KeySchema"), defs);
+    if (!ix->pk) {
+        index_clear(ix);
+        memset(ix, 0, sizeof *ix);
         return -1;
+    }
     ix->name = strdup(fakedb__json_str(spec, "IndexName"));
     ix->global = global;
-    ix->pk = strdup(h);
-    ix->pk_type = fakedb__spec_attr_type(defs, h);
-    ix->sk = rg ? strdup(rg) : NULL;
-    ix->sk_type = rg ? fakedb__spec_attr_type(defs, rg) : 0;
     ix->projection = !pt || !strcmp(pt, "ALL") ? FDB_PROJ_ALL
                      : !strcmp(pt, "KEYS_ONLY") ? FDB_PROJ_KEYS_ONLY : FDB_PROJ_INCLUDE;
     json_object *nka = fakedb__json_get(proj, "NonKeyAttributes");

@@ -160,7 +160,11 @@ static void def_names(json_object *defs, char *out, size_t cap)
 static const char k_name_length[] =
     "Names of key attributes and attributes projected into an index must be between 1 and 255 characters, inclusive";
 
-static int check_key_schema(json_object *ks, json_object *defs, const char *what, bool table_key, fakedb__reply *r)
+/* A KeySchema: one HASH element and at most one RANGE element after it (max_each 1: a
+ * table or an LSI), or up to max_each of each, the HASH ones first (a GSI's
+ * multi-attribute key), each attribute once and defined. */
+static int check_key_schema(json_object *ks, json_object *defs, const char *what, bool table_key,
+                            size_t max_each, fakedb__reply *r)
 {
     if (!ks || !json_object_is_type(ks, json_type_array) || json_object_array_length(ks) == 0)
         return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", what);
@@ -173,9 +177,10 @@ static int check_key_schema(json_object *ks, json_object *defs, const char *what
         if (a && b && !strcmp(a, b) && fakedb__spec_attr_type(defs, a))
             return fakedb__reply_fail_validation(r, "Both the Hash Key and the Range Key element in the KeySchema have the same name");
     }
-    if (n > 2)
-        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 2",
-                                       json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN), what);
+    if (n > 2 * max_each)
+        return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to %zu",
+                                       json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN), what, 2 * max_each);
+    size_t n_hash = 0, n_range = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(ks, i);
         const char *an = fakedb__json_str(e, "AttributeName");
@@ -187,8 +192,21 @@ static int check_key_schema(json_object *ks, json_object *defs, const char *what
             return fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at '%s.%zu.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", kt, what, i + 1);
         if (!an[0] || strlen(an) > 255)
             return fakedb__reply_fail_validation(r, "%s", k_name_length);
-        if ((i == 0) != (strcmp(kt, "HASH") == 0))
+        bool hash = strcmp(kt, "HASH") == 0;
+        if (max_each == 1 ? (i == 0) != hash : i == 0 && !hash)
             return fakedb__reply_fail_validation(r, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+        if (max_each > 1) {
+            if (hash && n_range)
+                return fakedb__reply_fail_validation(r, "Invalid KeySchema: The HASH key elements must come before the RANGE key elements");
+            if ((hash ? ++n_hash : ++n_range) > max_each)
+                return fakedb__reply_fail_validation(r, "Invalid KeySchema: A global secondary index key may have at most %zu %s key elements",
+                                                     max_each, hash ? "HASH" : "RANGE");
+            for (size_t k = 0; k < i; k++) {
+                const char *prev = fakedb__json_str(json_object_array_get_idx(ks, k), "AttributeName");
+                if (prev && !strcmp(prev, an))
+                    return fakedb__reply_fail_validation(r, "Invalid KeySchema: The attribute %s appears more than once in the KeySchema", an);
+            }
+        }
         if (!fakedb__spec_attr_type(defs, an)) {
             if (table_key)
                 return fakedb__reply_fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
@@ -273,7 +291,7 @@ static int check_index(json_object *ix, json_object *defs, bool global, bool on_
     if (fakedb__valid_name(name, "indexName", r))
         return -1;
     json_object *ks = fakedb__json_get(ix, "KeySchema");
-    if (check_key_schema(ks, defs, "keySchema", false, r) || check_projection(fakedb__json_get(ix, "Projection"), r))
+    if (check_key_schema(ks, defs, "keySchema", false, global ? FDB_MAX_KEY_ATTRS : 1, r) || check_projection(fakedb__json_get(ix, "Projection"), r))
         return -1;
     const char *h, *rg;
     fakedb__spec_key_names(ks, &h, &rg);
@@ -520,7 +538,7 @@ static json_object *create_spec(json_object *req, fakedb__reply *r)
         fakedb__reply_fail(r, FDB_E_SERIALIZATION, "Unexpected value type in payload");
         return NULL;
     }
-    if (check_definition_members(defs, r) || check_key_schema(ks, defs, "keySchema", true, r) ||
+    if (check_definition_members(defs, r) || check_key_schema(ks, defs, "keySchema", true, 1, r) ||
         check_throughput(fakedb__json_get(req, "ProvisionedThroughput"), on_demand, "provisionedThroughput", r))
         return NULL;
     const char *pk, *sk;

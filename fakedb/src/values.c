@@ -474,17 +474,22 @@ int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode, faked
         if (t->sk && !sk)
             return fakedb__fail_validation(r, "One or more parameter values were invalid: Missing the key %s in the item", t->sk);
     }
-    if (key_part(t->pk, t->pk_type, pk, mode, true, out->pk, sizeof out->pk, &out->pk_len, r))
+    if (key_part(t->pk, t->pk_type, pk, mode, true, out->pk, FDB_MAX_PK_BYTES, &out->pk_len, r))
         return -1;
     out->sk_len = 0;
-    if (t->sk && key_part(t->sk, t->sk_type, sk, mode, false, out->sk, sizeof out->sk, &out->sk_len, r))
+    if (t->sk && key_part(t->sk, t->sk_type, sk, mode, false, out->sk, FDB_MAX_SK_BYTES, &out->sk_len, r))
         return -1;
     return 0;
 }
 
+static int multi_index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
+                           fakedb__error *r);
+
 int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
                       fakedb__error *r)
 {
+    if (ix->multi)
+        return multi_index_key(ix, item, out, r);
     json_object *pk = fakedb__json_get(item, ix->pk);
     json_object *sk = ix->sk ? fakedb__json_get(item, ix->sk) : NULL;
     const char *names[2] = { ix->pk, ix->sk };
@@ -503,10 +508,10 @@ int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *o
     }
     if (!pk || (ix->sk && !sk))
         return 0;
-    if (fakedb__encode_scalar(pk, ix->pk_type, out->pk, sizeof out->pk, &out->pk_len))
+    if (fakedb__encode_scalar(pk, ix->pk_type, out->pk, FDB_MAX_PK_BYTES, &out->pk_len))
         return fakedb__fail_validation(r, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
     out->sk_len = 0;
-    if (sk && fakedb__encode_scalar(sk, ix->sk_type, out->sk, sizeof out->sk, &out->sk_len))
+    if (sk && fakedb__encode_scalar(sk, ix->sk_type, out->sk, FDB_MAX_SK_BYTES, &out->sk_len))
         return fakedb__fail_validation(r, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
     return 1;
 }
@@ -516,6 +521,136 @@ static void copy_attr(json_object *dst, json_object *src, const char *name)
     json_object *v = name ? fakedb__json_get(src, name) : NULL;
     if (v)
         json_object_object_add(dst, name, json_object_get(v));
+}
+
+/* ---- multi-attribute index keys ----
+ * The HASH part: each attribute's encoding after its length in 2 bytes (equality is all a
+ * partition needs). The RANGE part: each attribute's encoding with 0x00 written 00 FF and
+ * closed by 00 01, so that comparing the bytes compares the attributes left to right, a
+ * shorter value first, and an encoded value's prefix is the encoded prefix of the value
+ * (begins_with). The aggregated sizes of the encodings are held to FDB_MAX_PK_BYTES and
+ * FDB_MAX_SK_BYTES, as one attribute's is. */
+
+static const char k_hash_size[] = "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes";
+static const char k_range_size[] = "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes";
+
+/* Appends one attribute's n encoded bytes to a RANGE part at out + at, escaped, closed
+ * when `close`; the new length. */
+static size_t range_part_append(uint8_t *out, size_t at, const uint8_t *v, size_t n, bool close)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[at++] = v[i];
+        if (v[i] == 0)
+            out[at++] = 0xFF;
+    }
+    if (close) {
+        out[at++] = 0;
+        out[at++] = 1;
+    }
+    return at;
+}
+
+int fakedb__key_part_encode(json_object *const *avs, const char *types, size_t n, bool hash,
+                            bool open_last, uint8_t *out, size_t *len)
+{
+    uint8_t v[FDB_MAX_PK_BYTES];
+    size_t at = 0, total = 0, limit = hash ? FDB_MAX_PK_BYTES : FDB_MAX_SK_BYTES;
+    for (size_t i = 0; i < n; i++) {
+        size_t vn = 0;
+        if (!avs[i] || fakedb__av_scalar(avs[i]) != types[i])
+            return -1;
+        int rc = fakedb__encode_scalar(avs[i], types[i], v, limit - total, &vn);
+        if (rc)
+            return rc;
+        total += vn;
+        if (hash) {
+            out[at++] = (uint8_t)(vn >> 8);
+            out[at++] = (uint8_t)vn;
+            memcpy(out + at, v, vn);
+            at += vn;
+        } else {
+            at = range_part_append(out, at, v, vn, !(open_last && i + 1 == n));
+        }
+    }
+    *len = at;
+    return 0;
+}
+
+/* The HASH and RANGE attributes of a multi-attribute key in obj (NULL when missing). */
+static void key_avs(const fakedb__index *ix, json_object *obj, json_object **hash, json_object **range)
+{
+    for (size_t i = 0; i < ix->n_hash; i++)
+        hash[i] = fakedb__json_get(obj, ix->hash[i]);
+    for (size_t i = 0; i < ix->n_range; i++)
+        range[i] = fakedb__json_get(obj, ix->range[i]);
+}
+
+int fakedb__index_key_encode(const fakedb__index *ix, json_object *obj, fakedb__key *out)
+{
+    if (!ix->multi) {
+        json_object *pk = fakedb__json_get(obj, ix->pk), *sk = ix->sk ? fakedb__json_get(obj, ix->sk) : NULL;
+        out->sk_len = 0;
+        if (!pk || fakedb__av_scalar(pk) != ix->pk_type ||
+            fakedb__encode_scalar(pk, ix->pk_type, out->pk, FDB_MAX_PK_BYTES, &out->pk_len))
+            return -1;
+        if (ix->sk && (!sk || fakedb__av_scalar(sk) != ix->sk_type ||
+                       fakedb__encode_scalar(sk, ix->sk_type, out->sk, FDB_MAX_SK_BYTES, &out->sk_len)))
+            return -1;
+        return 0;
+    }
+    json_object *h[FDB_MAX_KEY_ATTRS], *rg[FDB_MAX_KEY_ATTRS];
+    key_avs(ix, obj, h, rg);
+    out->sk_len = 0;
+    if (fakedb__key_part_encode(h, ix->hash_type, ix->n_hash, true, false, out->pk, &out->pk_len) ||
+        fakedb__key_part_encode(rg, ix->range_type, ix->n_range, false, false, out->sk, &out->sk_len))
+        return -1;
+    return 0;
+}
+
+bool fakedb__index_has_key_attr(const fakedb__index *ix, const char *name)
+{
+    for (size_t i = 0; i < ix->n_hash; i++)
+        if (!strcmp(ix->hash[i], name))
+            return true;
+    for (size_t i = 0; i < ix->n_range; i++)
+        if (!strcmp(ix->range[i], name))
+            return true;
+    return false;
+}
+
+/* fakedb__index_key of a multi-attribute key: each attribute present is checked (type,
+ * empty value) in key order, HASH first; the item is in the index only with all. */
+static int multi_index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
+                           fakedb__error *r)
+{
+    json_object *hv[FDB_MAX_KEY_ATTRS], *rv[FDB_MAX_KEY_ATTRS];
+    key_avs(ix, item, hv, rv);
+    bool all = true;
+    for (size_t i = 0; i < ix->n_hash + ix->n_range; i++) {
+        bool h = i < ix->n_hash;
+        const char *name = h ? ix->hash[i] : ix->range[i - ix->n_hash];
+        char want = h ? ix->hash_type[i] : ix->range_type[i - ix->n_hash];
+        json_object *av = h ? hv[i] : rv[i - ix->n_hash];
+        if (!av) {
+            all = false;
+            continue;
+        }
+        char t = fakedb__av_scalar(av);
+        if (t != want)
+            return fakedb__fail_validation(r, "One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
+                                           name, want, av_type_name(av), ix->name);
+        if (av_is_empty_value(av, t))
+            return fakedb__fail_validation(r, "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+                                           t == 'S' ? "string" : "binary", ix->name, name);
+    }
+    if (!all)
+        return 0;
+    out->sk_len = 0;
+    if (fakedb__key_part_encode(hv, ix->hash_type, ix->n_hash, true, false, out->pk, &out->pk_len))
+        return fakedb__fail_validation(r, "%s", k_hash_size);
+    if (fakedb__key_part_encode(rv, ix->range_type, ix->n_range, false, false, out->sk, &out->sk_len))
+        return fakedb__fail_validation(r, "%s", k_range_size);
+    return 1;
 }
 
 json_object *fakedb__key_of(const fakedb__table *t, json_object *item)
@@ -532,8 +667,10 @@ json_object *fakedb__project_index(const fakedb__table *t, const fakedb__index *
     if (!ix || ix->projection == FDB_PROJ_ALL)
         return json_object_get(item);
     json_object *o = fakedb__key_of(t, item);
-    copy_attr(o, item, ix->pk);
-    copy_attr(o, item, ix->sk);
+    for (size_t i = 0; i < ix->n_hash; i++)
+        copy_attr(o, item, ix->hash[i]);
+    for (size_t i = 0; i < ix->n_range; i++)
+        copy_attr(o, item, ix->range[i]);
     for (size_t i = 0; i < ix->n_include; i++)
         copy_attr(o, item, ix->include[i]);
     return o;

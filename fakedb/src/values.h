@@ -16,6 +16,9 @@
 #define FDB_PAGE_BYTES (1024 * 1024)
 #define FDB_MAX_PK_BYTES 2048
 #define FDB_MAX_SK_BYTES 1024
+/* A global secondary index's key may have up to this many HASH and as many RANGE
+ * attributes (multi-attribute keys); tables and LSIs have one of each at most. */
+#define FDB_MAX_KEY_ATTRS 4
 #define FDB_JSON_DEPTH 100
 #define FDB_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define FDB_TOKEN_TTL_MS (10 * 60 * 1000)
@@ -62,11 +65,17 @@ int fakedb__error_status(const fakedb__error *e);
 enum { FDB_STREAM_NONE, FDB_STREAM_KEYS_ONLY, FDB_STREAM_NEW_IMAGE, FDB_STREAM_OLD_IMAGE,
        FDB_STREAM_NEW_AND_OLD_IMAGES };
 
-/* A primary key (or index key) encoded so that memcmp order is DynamoDB's order. */
+/* A primary key (or index key) encoded so that memcmp order is DynamoDB's order. A single
+ * attribute is its value's encoding (at most FDB_MAX_PK_BYTES / FDB_MAX_SK_BYTES); the
+ * HASH attributes of a multi-attribute key are each prefixed by their 2-byte length, its
+ * RANGE attributes each escaped (0x00 as 00 FF) and closed by 00 01, so that memcmp order
+ * is the order of the attributes left to right: hence the larger buffers. */
+#define FDB_KEY_PK_CAP (FDB_MAX_PK_BYTES + 2 * FDB_MAX_KEY_ATTRS)
+#define FDB_KEY_SK_CAP (2 * FDB_MAX_SK_BYTES + 2 * FDB_MAX_KEY_ATTRS)
 typedef struct fakedb__key {
     size_t pk_len, sk_len;
-    uint8_t pk[FDB_MAX_PK_BYTES];
-    uint8_t sk[FDB_MAX_SK_BYTES];
+    uint8_t pk[FDB_KEY_PK_CAP];
+    uint8_t sk[FDB_KEY_SK_CAP];
 } fakedb__key;
 
 enum { FDB_PROJ_ALL, FDB_PROJ_KEYS_ONLY, FDB_PROJ_INCLUDE };
@@ -74,8 +83,17 @@ enum { FDB_PROJ_ALL, FDB_PROJ_KEYS_ONLY, FDB_PROJ_INCLUDE };
 typedef struct fakedb__index {
     char *name;
     bool global;
-    char *pk, *sk;              /* sk NULL when none */
+    /* The key's HASH attributes (1..FDB_MAX_KEY_ATTRS) and RANGE attributes
+     * (0..FDB_MAX_KEY_ATTRS) in key order, each with its type ('S', 'N', 'B'); owned. More
+     * than one of either only in a GSI (a multi-attribute key: multi below). */
+    size_t n_hash, n_range;
+    char *hash[FDB_MAX_KEY_ATTRS], *range[FDB_MAX_KEY_ATTRS];
+    char hash_type[FDB_MAX_KEY_ATTRS], range_type[FDB_MAX_KEY_ATTRS];
+    /* The first of each, as the single-attribute code reads them: pk is hash[0], sk is
+     * range[0] or NULL (borrowed). */
+    const char *pk, *sk;
     char pk_type, sk_type;
+    bool multi;                 /* n_hash > 1 || n_range > 1 */
     int projection;
     char **include;
     size_t n_include;
@@ -113,9 +131,21 @@ int fakedb__encode_scalar(json_object *av, char type, uint8_t *buf, size_t cap,
 enum { FDB_KEY_PARAM, FDB_KEY_ITEM };
 int fakedb__key_make(const fakedb__table *t, json_object *attrs, int mode,
                      fakedb__key *out, fakedb__error *r);
-/* 1 = the item is in the index, 0 = not (sparse), -1 = wrong type (r filled) */
+/* 1 = the item is in the index, 0 = not (sparse: an attribute of its key is missing),
+ * -1 = an attribute of its key has the wrong type or is empty or too large (r filled) */
 int fakedb__index_key(const fakedb__index *ix, json_object *item, fakedb__key *out,
                       fakedb__error *r);
+/* Encodes the index key of obj without the checks of fakedb__index_key: 0, or -1 when
+ * an attribute is missing, of another type, or too large (an ExclusiveStartKey). */
+int fakedb__index_key_encode(const fakedb__index *ix, json_object *obj, fakedb__key *out);
+/* Encodes n AttributeValues of the given types as the HASH part (hash) or the RANGE part
+ * of a multi-attribute key into out (FDB_KEY_PK_CAP / FDB_KEY_SK_CAP bytes); the last
+ * RANGE value left open with open_last (a begins_with prefix). 0; -1 when one is missing
+ * or of another type; -2 when their aggregated size is over the limit of the part. */
+int fakedb__key_part_encode(json_object *const *avs, const char *types, size_t n, bool hash,
+                            bool open_last, uint8_t *out, size_t *len);
+/* Whether `name` is one of ix's key attributes. */
+bool fakedb__index_has_key_attr(const fakedb__index *ix, const char *name);
 json_object *fakedb__key_of(const fakedb__table *t, json_object *item);
 json_object *fakedb__project_index(const fakedb__table *t, const fakedb__index *ix,
                                    json_object *item);
