@@ -85,6 +85,9 @@ int fakedb__gsi_updates_check(fakedb__table *t, json_object *req, fakedb__reply 
             if (!fakedb__json_get(u, kinds[k]))
                 continue;
             any = true;
+            if (!name && k > 0) /* a Create's is CreateTable's check, after these */
+                return fakedb__reply_fail_validation(r, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu.member.%s.indexName' failed to satisfy constraint: Member must not be null",
+                                                     i + 1, k == 1 ? "delete" : "update");
             online += k < 2;
             /* the same index named by two actions, in this entry or an earlier one */
             for (size_t j = 0; name && j <= i; j++) {

@@ -231,6 +231,29 @@ START_TEST(names)
                "ResourceNotFoundException", "Requested resource not found");
     expect_err(dc("UpdateTable", "{\"TableName\":\"Tbl\",\"GlobalSecondaryIndexUpdates\":[{\"Update\":{\"IndexName\":\"nope\"}}]}"),
                "ResourceNotFoundException", NULL);
+    /* hostile and malformed names */
+    expect_err(dc("UpdateTable", "{\"TableName\":\"Tbl\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":5}}]}"),
+               "SerializationException", "NUMBER_VALUE cannot be converted to String");
+    expect_err(dc("UpdateTable", "{\"TableName\":\"Tbl\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{}}]}"),
+               "ValidationException", "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member.delete.indexName' failed to satisfy constraint: Member must not be null");
+    expect_err(dc("UpdateTable", "{\"TableName\":\"Tbl\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":\"gidx\"}},{\"Update\":{}}]}"),
+               "ValidationException", "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.2.member.update.indexName' failed to satisfy constraint: Member must not be null");
+    expect_err(dc("UpdateTable", "{\"TableName\":\"Tbl\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":\"gidx\\u0000x\"}}]}"),
+               "ResourceNotFoundException", "Requested resource not found");
+    expect_err(dc("UpdateTable", "{\"TableName\":\"Tbl\",\"GlobalSecondaryIndexUpdates\":[\"gidx\"]}"),
+               "SerializationException", NULL);
+    char longname[400];
+    memset(longname, 'x', 300);
+    longname[300] = 0;
+    fdbt_resp r = dc("UpdateTable", "{\"TableName\":\"Tbl\"," DEF_G ",\"GlobalSecondaryIndexUpdates\":[{\"Create\":{\"IndexName\":\"%s\","
+                                    "\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}}]}", longname);
+    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
+    ck_assert_ptr_nonnull(strstr(fdbt_message(&r), "Member must have length less than or equal to 255"));
+    fdbt_free(&r);
+    /* gidx is still there and ACTIVE */
+    r = dc("DescribeTable", "{\"TableName\":\"Tbl\"}");
+    ck_assert_str_eq(gsi_status(&r, "Table", "gidx"), "ACTIVE");
+    fdbt_free(&r);
     expect_err(dc("UpdateTable", "{\"TableName\":\"Nope\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":\"gidx\"}}]}"),
                "ResourceNotFoundException", "Requested resource not found");
 }
