@@ -981,8 +981,7 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
         goto out;
     }
     fakedb__gsi_update_mark(db, t, created, deleted_desc);
-    r->body = json_object_new_object();
-    json_object_object_add(r->body, "TableDescription", describe(db, r, t, "ACTIVE"));
+    r->body = json_object_new_object(); /* the caller describes t once its status is set */
 out:
     json_object_put(deleted_desc);
     free(created);
