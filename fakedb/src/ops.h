@@ -75,6 +75,22 @@ int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **ou
                          fakedb__reply *r);
 int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);
 
+/* index_update.c: UpdateTable's GlobalSecondaryIndexUpdates (db->lock held) */
+/* DynamoDB's checks of the updates against table t: 0, or -1 with r's error. */
+int fakedb__gsi_updates_check(fakedb__table *t, json_object *req, fakedb__reply *r);
+/* While t's index is CREATING or DELETING: -1 with ResourceInUseException, or 1 for the
+ * one change allowed then (deleting the index being created); 0 when no index changes. */
+int fakedb__gsi_update_busy(fakedb__store *db, fakedb__table *t, json_object *req, fakedb__reply *r);
+/* After a successful UpdateTable: the index it created (Backfilling) and the description
+ * of the one it deleted (taken: a reference), for as long as the table stays UPDATING;
+ * nothing is kept without --delay-transient-statuses. */
+void fakedb__gsi_update_mark(fakedb__store *db, fakedb__table *t, const char *created,
+                             json_object *deleted_desc);
+/* Whether index `name` of t is still backfilling: Query and Scan refuse it. */
+bool fakedb__index_backfilling(fakedb__store *db, const fakedb__table *t, const char *name);
+/* The DELETING description of t's deleted index while it shows (borrowed), or NULL. */
+json_object *fakedb__index_deleting(fakedb__store *db, const fakedb__table *t);
+
 /* the operations (items_ops.c, query.c, batch.c, txn.c, tables.c) */
 int fakedb__op_create_table(fakedb__store *db, json_object *req, fakedb__reply *r);
 int fakedb__op_update_table(fakedb__store *db, json_object *req, fakedb__reply *r);

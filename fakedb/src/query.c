@@ -558,6 +558,8 @@ static int parse_common(fakedb__store *db, qstate *q, json_object *req, fakedb__
         q->ix = fakedb__index_find(q->t, iname);
         if (!q->ix)
             return fakedb__reply_fail_validation(r, "The table does not have the specified index: %s", iname);
+        if (fakedb__index_backfilling(db, q->t, iname))
+            return fakedb__reply_fail_validation(r, "Cannot read from backfilling global secondary index: %s", iname);
         if (q->ix->global && q->consistent)
             return fakedb__reply_fail_validation(r, "Consistent reads are not supported on global secondary indexes");
         if (sel && !strcmp(sel, "ALL_ATTRIBUTES") && q->ix->projection != FDB_PROJ_ALL) {

@@ -31,6 +31,8 @@ void fakedb__table_free(fakedb__table *t)
     free(t->ttl_attr);
     free(t->stream_arn);
     free(t->stream_label);
+    free(t->creating_index);
+    json_object_put(t->deleting_index);
     json_object_put(t->spec);
     free(t);
 }

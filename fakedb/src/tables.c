@@ -488,7 +488,10 @@ static json_object *describe(fakedb__store *db, const fakedb__reply *r, fakedb__
             json_object_object_add(o, "KeySchema", fakedb__json_copy(fakedb__json_get(src, "KeySchema")));
             json_object_object_add(o, "Projection", fakedb__json_copy(fakedb__json_get(src, "Projection")));
             if (g) {
-                json_object_object_add(o, "IndexStatus", json_object_new_string(strcmp(status, "CREATING") ? "ACTIVE" : "CREATING"));
+                bool backfilling = fakedb__index_backfilling(db, t, ix->name);
+                json_object_object_add(o, "IndexStatus", json_object_new_string(strcmp(status, "CREATING") && !backfilling ? "ACTIVE" : "CREATING"));
+                if (backfilling)
+                    json_object_object_add(o, "Backfilling", json_object_new_boolean(1));
                 json_object_object_add(o, "ProvisionedThroughput", throughput_json(fakedb__json_get(src, "ProvisionedThroughput")));
             }
             json_object_object_add(o, "IndexSizeBytes", json_object_new_int64(0));
@@ -499,6 +502,12 @@ static json_object *describe(fakedb__store *db, const fakedb__reply *r, fakedb__
             if (!arr)
                 arr = json_object_new_array();
             json_object_array_add(arr, o);
+        }
+        json_object *gone = g ? fakedb__index_deleting(db, t) : NULL;
+        if (gone) {
+            if (!arr)
+                arr = json_object_new_array();
+            json_object_array_add(arr, fakedb__json_copy(gone));
         }
         if (arr)
             json_object_object_add(d, g ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes", arr);
@@ -846,11 +855,16 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
     json_object *defs = fakedb__json_get(req, "AttributeDefinitions");
     int rc = 0, stream_view = -1; /* -1: the stream is not changed */
     char *created = NULL, *deleted = NULL;
-    if (!billing && !pt && !gu && !ss && !dp && !fakedb__json_get(req, "SSESpecification") &&
+    json_object *deleted_desc = NULL;
+    /* an empty list of index updates changes nothing either */
+    bool no_gsi = !gu || (json_object_is_type(gu, json_type_array) && json_object_array_length(gu) == 0);
+    if (!billing && !pt && no_gsi && !ss && !dp && !fakedb__json_get(req, "SSESpecification") &&
         !fakedb__json_get(req, "ReplicaUpdates") && !fakedb__json_get(req, "TableClass")) {
         rc = fakedb__reply_fail_validation(r, "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
         goto out;
     }
+    if ((rc = fakedb__gsi_updates_check(t, req, r)))
+        goto out;
     if (billing) {
         if (strcmp(billing, "PROVISIONED") && strcmp(billing, "PAY_PER_REQUEST")) {
             rc = fakedb__reply_fail_validation(r, "1 validation error detected: Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", billing);
@@ -926,6 +940,18 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
                 goto out;
             }
             json_object_array_del_idx(list, pos, 1);
+            if (!deleted_desc && db->transient_ms > 0) {
+                /* DELETING in DescribeTable while the table is UPDATING */
+                json_object *before = describe(db, r, t, "ACTIVE");
+                json_object *gl = fakedb__json_get(before, "GlobalSecondaryIndexes");
+                json_object *e = find_index_spec(gl, name, NULL);
+                if (e) {
+                    deleted_desc = fakedb__json_copy(e);
+                    json_object_object_add(deleted_desc, "IndexStatus", json_object_new_string("DELETING"));
+                    json_object_object_del(deleted_desc, "Backfilling");
+                }
+                json_object_put(before);
+            }
             if (json_object_array_length(list) == 0)
                 json_object_object_del(spec, "GlobalSecondaryIndexes");
             free(deleted);
@@ -938,6 +964,9 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
                 goto out;
             }
             json_object *npt = fakedb__json_get(up, "ProvisionedThroughput");
+            /* the throughput of an index is changed on a PROVISIONED table only */
+            if ((rc = check_throughput(npt, on_demand, "provisionedThroughput", r)))
+                goto out;
             if (npt)
                 json_object_object_add(e, "ProvisionedThroughput", fakedb__json_copy(npt));
         }
@@ -969,9 +998,10 @@ static int update_locked(fakedb__store *db, fakedb__table *t, json_object *req, 
         rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
         goto out;
     }
-    r->body = json_object_new_object();
-    json_object_object_add(r->body, "TableDescription", describe(db, r, t, "ACTIVE"));
+    fakedb__gsi_update_mark(db, t, created, deleted_desc);
+    r->body = json_object_new_object(); /* the caller describes t once its status is set */
 out:
+    json_object_put(deleted_desc);
     free(created);
     free(deleted);
     json_object_put(spec);
@@ -983,15 +1013,17 @@ int fakedb__op_update_table(fakedb__store *db, json_object *req, fakedb__reply *
     fakedb__table *t;
     pthread_mutex_lock(&db->lock);
     int rc = lookup_any(db, req, &t, r);
-    const char *status = rc == 0 ? table_status(db, t) : "ACTIVE";
-    if (strcmp(status, "ACTIVE"))
+    int index_busy = rc == 0 ? fakedb__gsi_update_busy(db, t, req, r) : 0;
+    const char *status = rc == 0 && index_busy == 0 ? table_status(db, t) : "ACTIVE";
+    if (index_busy < 0)
+        rc = -1;
+    else if (strcmp(status, "ACTIVE"))
         rc = fakedb__reply_fail(r, FDB_E_IN_USE, "Attempt to change a resource which is still in use: Table is being %s: %s",
                                 !strcmp(status, "CREATING") ? "created" : "updated", t->name);
     if (rc == 0 && (rc = update_locked(db, t, req, r)) == 0) {
         set_busy(db, t, "UPDATING");
-        json_object *d = fakedb__json_get(r->body, "TableDescription");
-        if (d)
-            json_object_object_add(d, "TableStatus", json_object_new_string(table_status(db, t)));
+        /* described again with the statuses the update began: the table's, its indexes' */
+        json_object_object_add(r->body, "TableDescription", describe(db, r, t, "ACTIVE"));
     }
     pthread_mutex_unlock(&db->lock);
     return rc;

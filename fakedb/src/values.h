@@ -117,6 +117,11 @@ typedef struct fakedb__table {
     const char *busy;           /* "CREATING" or "UPDATING" until busy_until_ms on the
                                    server's clock (--delay-transient-statuses), or NULL */
     int64_t busy_until_ms;
+    /* while busy after an UpdateTable of its global indexes (index_update.c): the index
+     * being created (CREATING, Backfilling) and the deleted one's description (DELETING);
+     * owned, NULL when none */
+    char *creating_index;
+    json_object *deleting_index;
     struct fakedb__table *next;
 } fakedb__table;
 

@@ -23,7 +23,9 @@ trap cleanup EXIT
 
 case "$kind" in
   fakedb)
-    "$bin" --port 0 --port-file "$tmp/port" >"$tmp/server.log" 2>&1 &
+    # DYNALOCK_FAKEDB_ARGS: more options for fakedb (a session that needs a fake clock)
+    # shellcheck disable=SC2086
+    "$bin" --port 0 --port-file "$tmp/port" ${DYNALOCK_FAKEDB_ARGS:-} >"$tmp/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 500); do [ -s "$tmp/port" ] && break; sleep 0.01; done
     [ -s "$tmp/port" ] || { echo "with_server: fakedb did not start"; cat "$tmp/server.log"; exit 1; }
