@@ -39,28 +39,6 @@ static json_object *table_req(const char *name, json_object *src)
     return o;
 }
 
-static void add_units(json_object *caps, const char *table, double units)
-{
-    for (size_t i = 0; i < json_object_array_length(caps); i++) {
-        json_object *c = json_object_array_get_idx(caps, i);
-        if (!strcmp(fakedb__json_str(c, "TableName"), table)) {
-            double u = json_object_get_double(fakedb__json_get(c, "CapacityUnits"));
-            json_object_object_add(c, "CapacityUnits", json_object_new_double(u + units));
-            return;
-        }
-    }
-    json_object *c = json_object_new_object();
-    json_object_object_add(c, "TableName", json_object_new_string(table));
-    json_object_object_add(c, "CapacityUnits", json_object_new_double(units));
-    json_object_array_add(caps, c);
-}
-
-static bool wants_capacity(json_object *req)
-{
-    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
-    return rcc && strcmp(rcc, "NONE");
-}
-
 int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r)
 {
     json_object *ri;
@@ -133,7 +111,7 @@ int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r)
         }
         if (rc == 0) {
             json_object_object_add(responses, name, items);
-            add_units(caps, name, units);
+            fakedb__capacity_list_add(req, caps, t, NULL, units, NULL);
             if (json_object_array_length(skipped)) {
                 /* the table's KeysAndAttributes as sent, with only the keys not read */
                 json_object *left = json_object_new_object();
@@ -165,7 +143,7 @@ int fakedb__op_batch_get(fakedb__store *db, json_object *req, fakedb__reply *r)
     r->body = json_object_new_object();
     json_object_object_add(r->body, "Responses", responses);
     json_object_object_add(r->body, "UnprocessedKeys", unprocessed);
-    if (wants_capacity(req))
+    if (fakedb__capacity_wanted(req))
         json_object_object_add(r->body, "ConsumedCapacity", caps);
     else
         json_object_put(caps);
@@ -255,8 +233,14 @@ int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r
             json_object_array_add(left, json_object_get(ents[i]));
             continue;
         }
-        add_units(caps, w[i].table->name,
-                  fakedb__write_units(fakedb__item_size(w[i].new_item ? w[i].new_item : w[i].old_item)));
+        if (fakedb__capacity_wanted(req)) { /* each write as its single-item form counts it */
+            double *ix_units = calloc(w[i].table->n_idx + 1, sizeof *ix_units);
+            if (ix_units) {
+                double units = fakedb__write_capacity(&w[i], ix_units);
+                fakedb__capacity_list_add(req, caps, w[i].table, NULL, units, ix_units);
+            }
+            free(ix_units);
+        }
     }
     pthread_mutex_unlock(&db->lock);
     for (size_t i = 0; i < n; i++) {
@@ -274,7 +258,7 @@ int fakedb__op_batch_write(fakedb__store *db, json_object *req, fakedb__reply *r
     }
     r->body = json_object_new_object();
     json_object_object_add(r->body, "UnprocessedItems", unprocessed);
-    if (wants_capacity(req))
+    if (fakedb__capacity_wanted(req))
         json_object_object_add(r->body, "ConsumedCapacity", caps);
     else
         json_object_put(caps);

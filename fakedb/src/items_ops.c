@@ -265,43 +265,17 @@ static json_object *pick(json_object *item, const fakedb__expr *update)
     return o ? o : json_object_new_object();
 }
 
-/* The size of item as index ix holds it (0 when it is not in the index), and its key. */
-static size_t index_size(const fakedb__table *t, const fakedb__index *ix, json_object *item, fakedb__key *k)
-{
-    fakedb__error scratch;
-    memset(&scratch, 0, sizeof scratch);
-    if (!item || fakedb__index_key(ix, item, k, &scratch) != 1)
-        return 0;
-    json_object *p = fakedb__project_index(t, ix, item);
-    size_t n = p ? fakedb__item_size(p) : 0;
-    json_object_put(p);
-    return n ? n : 1;
-}
-
-/* ConsumedCapacity of a single write as DynamoDB counts it: the larger of the item's
- * sizes before and after, a write unit per started KB; and each index whose entry is
- * written or removed, twice when its key changed (a delete and a put). */
+/* ConsumedCapacity of a single write as DynamoDB counts it (capacity.c). */
 static void write_capacity(json_object *req, json_object *body, const fakedb__write *w)
 {
-    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
-    if (!rcc || !strcmp(rcc, "NONE"))
+    if (!fakedb__capacity_wanted(req))
         return;
-    size_t a = w->old_item ? fakedb__item_size(w->old_item) : 0, b = w->new_item ? fakedb__item_size(w->new_item) : 0;
     const fakedb__table *t = w->table;
     double *ix_units = calloc(t->n_idx + 1, sizeof *ix_units);
     if (!ix_units)
         return;
-    for (size_t i = 0; i < t->n_idx; i++) {
-        fakedb__key ko, kn;
-        size_t so = index_size(t, &t->idx[i], w->old_item, &ko), sn = index_size(t, &t->idx[i], w->new_item, &kn);
-        bool moved = so && sn && (ko.pk_len != kn.pk_len || ko.sk_len != kn.sk_len ||
-                                  memcmp(ko.pk, kn.pk, ko.pk_len) || memcmp(ko.sk, kn.sk, ko.sk_len));
-        if (moved)
-            ix_units[i] = fakedb__write_units(so) + fakedb__write_units(sn);
-        else if (so || sn)
-            ix_units[i] = fakedb__write_units(so > sn ? so : sn);
-    }
-    fakedb__add_capacity_ix(req, body, t, fakedb__write_units(a > b ? a : b), ix_units);
+    double units = fakedb__write_capacity(w, ix_units);
+    fakedb__add_capacity_ix(req, body, t, units, ix_units);
     free(ix_units);
 }
 

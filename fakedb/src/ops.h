@@ -174,6 +174,32 @@ int fakedb__parse_projection(json_object *req, struct fakedb__expr_ctx *ctx,
 json_object *fakedb__apply_projection(struct fakedb__expr *proj, json_object *attrs_to_get,
                                       json_object *item);
 
+/* capacity.c: consumed capacity. Units for a read or a write of `bytes` (a started 4 KB
+ * or KB; a read of nothing is still a unit, half when eventually consistent). */
+double fakedb__read_units(size_t bytes, bool consistent);
+double fakedb__write_units(size_t bytes);
+/* Whether the request asks for ConsumedCapacity (TOTAL or INDEXES). */
+bool fakedb__capacity_wanted(json_object *req);
+/* The write units of w (evaluated) for its table, returned, and for each index of its
+ * table in ix_units (w->table->n_idx of them): an index entry written or removed by the
+ * size the index projects, twice when its key changes; a ConditionCheck writes none. */
+double fakedb__write_capacity(const fakedb__write *w, double *ix_units);
+/* resp.ConsumedCapacity for a request of one table, when req asks for it: units in
+ * total and, for INDEXES, as the table's own. */
+void fakedb__add_capacity(json_object *req, json_object *resp, const char *table,
+                          double units);
+/* The same with the units of t's indexes (ix_units[i] for t->idx[i]; 0: not touched) in
+ * the total and, for INDEXES, listed under GlobalSecondaryIndexes and
+ * LocalSecondaryIndexes beside the table's own. */
+void fakedb__add_capacity_ix(json_object *req, json_object *resp, const fakedb__table *t,
+                             double table_units, const double *ix_units);
+/* Batches and transactions: adds the units to t's entry of list (a JSON array, one entry
+ * per table, made on t's first units), when req asks for capacity. ix_units may be NULL.
+ * kind, when not NULL ("ReadCapacityUnits", "WriteCapacityUnits", as transactions answer),
+ * repeats each number under that name. */
+void fakedb__capacity_list_add(json_object *req, json_object *list, const fakedb__table *t,
+                               const char *kind, double table_units, const double *ix_units);
+
 /* Expression helpers shared by the request modules (items_ops.c). */
 int fakedb__expr_setup(json_object *req, const char *const *params,
                        struct fakedb__expr_ctx **ctx, fakedb__reply *r);

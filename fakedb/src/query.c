@@ -379,8 +379,10 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
             }
         }
         scanned++;
-        bytes += size;
         json_object *view = q->ix && !q->all_attrs ? fakedb__project_index(q->t, q->ix, item) : json_object_get(item);
+        if (q->ix && !q->all_attrs && q->ix->projection != FDB_PROJ_ALL)
+            size = (int64_t)fakedb__item_size(view); /* an index is read by the size of its entries */
+        bytes += size;
         bool keep = true;
         if (q->pq && q->pq->where && fakedb__expr_eval(q->pq->where, view, &keep, err)) {
             rc = fakedb__reply_fail_validation(r, "%s", err);

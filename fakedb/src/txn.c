@@ -201,28 +201,25 @@ out:
     return rc;
 }
 
+/* A transaction's ConsumedCapacity: each action twice what its single-item form costs,
+ * index writes included (a read strongly consistent); the units are repeated as
+ * WriteCapacityUnits or ReadCapacityUnits, as DynamoDB's transactions answer. */
 static void tx_capacity(json_object *req, json_object *body, fakedb__write *w, size_t n, bool write)
 {
-    const char *rcc = fakedb__json_str(req, "ReturnConsumedCapacity");
-    if (!rcc || !strcmp(rcc, "NONE"))
+    if (!fakedb__capacity_wanted(req))
         return;
     json_object *caps = json_object_new_array();
     for (size_t i = 0; i < n; i++) {
-        json_object *item = w[i].new_item ? w[i].new_item : w[i].old_item;
-        double u = 2 * (write ? fakedb__write_units(fakedb__item_size(item))
-                              : fakedb__read_units(fakedb__item_size(item), true));
-        json_object *c = NULL;
-        for (size_t k = 0; k < json_object_array_length(caps); k++)
-            if (!strcmp(fakedb__json_str(json_object_array_get_idx(caps, k), "TableName"), w[i].table->name))
-                c = json_object_array_get_idx(caps, k);
-        if (!c) {
-            c = json_object_new_object();
-            json_object_object_add(c, "TableName", json_object_new_string(w[i].table->name));
-            json_object_object_add(c, "CapacityUnits", json_object_new_double(0));
-            json_object_array_add(caps, c);
-        }
-        double cur = json_object_get_double(fakedb__json_get(c, "CapacityUnits"));
-        json_object_object_add(c, "CapacityUnits", json_object_new_double(cur + u));
+        const fakedb__table *t = w[i].table;
+        double *ix_units = calloc(t->n_idx + 1, sizeof *ix_units);
+        if (!ix_units)
+            continue;
+        double units = write ? fakedb__write_capacity(&w[i], ix_units)
+                             : fakedb__read_units(w[i].old_item ? fakedb__item_size(w[i].old_item) : 0, true);
+        for (size_t k = 0; k < t->n_idx; k++)
+            ix_units[k] *= 2;
+        fakedb__capacity_list_add(req, caps, t, write ? "WriteCapacityUnits" : "ReadCapacityUnits", 2 * units, ix_units);
+        free(ix_units);
     }
     json_object_object_add(body, "ConsumedCapacity", caps);
 }

@@ -175,15 +175,4 @@ void fakedb__copy_str(char *dst, size_t n, const char *src);
  * a whole escape); returns buf. */
 char *fakedb__log_text(const char *s, char *buf, size_t size);
 
-/* Capacity: units for a read/write of `bytes`. */
-double fakedb__read_units(size_t bytes, bool consistent);
-double fakedb__write_units(size_t bytes);
-void fakedb__add_capacity(json_object *req, json_object *resp, const char *table,
-                          double units);
-/* The same with the units of t's indexes (ix_units[i] for t->idx[i]; 0: not touched) in
- * the total and, for INDEXES, listed under GlobalSecondaryIndexes and
- * LocalSecondaryIndexes beside the table's own. */
-void fakedb__add_capacity_ix(json_object *req, json_object *resp, const fakedb__table *t,
-                             double table_units, const double *ix_units);
-
 #endif

@@ -17,7 +17,7 @@ layers='
 1: values.h values.c error.c
 2: expr.h expr_internal.h expr_partiql.c expr_legacy.c expr_update.c expr_parse.c expr_eval.c expr_lex.c
 3: store.h ttl.c stream_store.c store.c schema.c clock.c
-4: ops.h ops.c partiql.c streams.c batch.c txn.c query.c items_ops.c legacy_ops.c tables.c index_update.c meta.c shape.c reply.c
+4: ops.h ops.c partiql.c streams.c batch.c txn.c query.c items_ops.c legacy_ops.c tables.c index_update.c meta.c shape.c reply.c capacity.c
 5: protocol.h protocol.c encoding.c faults.c metrics.c databases.c
 6: server.h server.c admin.c console.c control.c waiters.c settings.c
 '
