@@ -1,7 +1,9 @@
-/* test_group.c: fakedb's writes from many connections at once, in memory and with a file
- * (where they are committed in groups): every acknowledged write is there, before and
- * after a restart; a failed write or transaction leaves the others of its group alone;
- * TransactWriteItems stays all-or-nothing and isolated from TransactGetItems. */
+/* test_group.c: fakedb under load (issue 26). Writes from many connections at once, in
+ * memory and with a file (where they are committed in groups): every acknowledged write
+ * is there, before and after a restart; a failed write or transaction leaves the others
+ * of its group alone; TransactWriteItems stays all-or-nothing and isolated from
+ * TransactGetItems. Query and Scan pages, whose items are copied from their stored JSON:
+ * the same items as GetItem answers, hostile strings included, and the same pages. */
 #include "fdbt.h"
 
 #include "dl_check.h"
@@ -260,6 +262,135 @@ START_TEST(transactions_isolated_under_load)
 }
 END_TEST
 
+/* Items whose stored JSON has every kind of escape, and 100 KB ones for the 1 MB page. */
+static const char *const k_hostile[] = {
+    "{\"S\":\"quote \\\" backslash \\\\ slash / tab \\t nl \\n ctl \\u0001 del \\u007f\"}",
+    "{\"S\":\"\\u00e9t\\u00e9 \\u2028 \\ud83d\\ude00 \\u0000 end\"}",
+    "{\"M\":{\"a\":{\"L\":[{\"N\":\"-1.5\"},{\"B\":\"AAEC/w==\"},{\"NULL\":true},{\"BOOL\":false}]},"
+    "\"\\\"k\\\"\":{\"SS\":[\"x\",\"y\"]}}}",
+};
+
+static void put_page_items(int n_big)
+{
+    char body[512];
+    for (size_t i = 0; i < sizeof k_hostile / sizeof *k_hostile; i++) {
+        snprintf(body, sizeof body, "{\"TableName\":\"Pages\",\"Item\":{\"pk\":{\"S\":\"p\"},\"sk\":{\"N\":\"%zu\"},"
+                 "\"v\":%s}}", i, k_hostile[i]);
+        fdbt_resp r = fdbt_call("PutItem", body);
+        ck_assert_msg(r.status == 200, "%s", r.body);
+        fdbt_free(&r);
+    }
+    enum { BIG = 100 * 1024 };
+    char *big = malloc(BIG + 256), *value = malloc(BIG + 1);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_ptr_nonnull(value);
+    memset(value, 'v', BIG);
+    value[BIG] = 0;
+    for (int i = 0; i < n_big; i++) {
+        snprintf(big, BIG + 256, "{\"TableName\":\"Pages\",\"Item\":{\"pk\":{\"S\":\"q\"},\"sk\":{\"N\":\"%d\"},"
+                 "\"v\":{\"S\":\"%s\"}}}", i, value);
+        fdbt_resp r = fdbt_call("PutItem", big);
+        ck_assert_int_eq(r.status, 200);
+        fdbt_free(&r);
+    }
+    free(big);
+    free(value);
+}
+
+/* A Query's items are those GetItem answers, byte for byte once parsed; Limit pages and
+ * Select COUNT count as before; a projection (which reads the items) agrees. */
+START_TEST(query_pages_copy_stored_items)
+{
+    start(_i);
+    fdbt_table("Pages", "sk", "N");
+    put_page_items(12);
+    size_t n = sizeof k_hostile / sizeof *k_hostile;
+    fdbt_resp q = fdbt_call("Query", "{\"TableName\":\"Pages\",\"KeyConditionExpression\":\"pk = :p\","
+                            "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}}");
+    ck_assert_int_eq(q.status, 200);
+    json_object *items = fdbt_get(q.json, "Items");
+    ck_assert_uint_eq(json_object_array_length(items), n);
+    ck_assert_ptr_null(fdbt_get(q.json, "LastEvaluatedKey"));
+    char body[256];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(body, sizeof body, "{\"TableName\":\"Pages\",\"Key\":{\"pk\":{\"S\":\"p\"},\"sk\":{\"N\":\"%zu\"}}}", i);
+        fdbt_resp g = fdbt_call("GetItem", body);
+        ck_assert_int_eq(g.status, 200);
+        ck_assert_msg(json_object_equal(json_object_array_get_idx(items, i), fdbt_get(g.json, "Item")),
+                      "item %zu: %s against %s", i, json_object_to_json_string(json_object_array_get_idx(items, i)), g.body);
+        json_object *expected = json_tokener_parse(k_hostile[i]);
+        ck_assert_ptr_nonnull(expected);
+        ck_assert_msg(json_object_equal(fdbt_get(json_object_array_get_idx(items, i), "v"), expected), "item %zu: %s",
+                      i, json_object_to_json_string(fdbt_get(json_object_array_get_idx(items, i), "v")));
+        json_object_put(expected);
+        fdbt_free(&g);
+    }
+    fdbt_free(&q);
+    /* pages of 2 by Limit, each with the key of its last item */
+    const char *start_key = NULL;
+    char *start_copy = NULL;
+    size_t seen = 0;
+    for (int page = 0; page < 3; page++) {
+        char req[512];
+        snprintf(req, sizeof req, "{\"TableName\":\"Pages\",\"KeyConditionExpression\":\"pk = :p\",\"Limit\":2,"
+                 "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}%s%s%s}",
+                 start_copy ? ",\"ExclusiveStartKey\":" : "", start_copy ? start_copy : "", "");
+        fdbt_resp r = fdbt_call("Query", req);
+        ck_assert_int_eq(r.status, 200);
+        seen += json_object_array_length(fdbt_get(r.json, "Items"));
+        json_object *lek = fdbt_get(r.json, "LastEvaluatedKey");
+        free(start_copy);
+        start_copy = NULL;
+        if (lek) {
+            char sk[16];
+            snprintf(sk, sizeof sk, "%zu", seen - 1);
+            ck_assert_str_eq(fdbt_str(&r, "LastEvaluatedKey.sk.N"), sk);
+            start_key = json_object_to_json_string_ext(lek, JSON_C_TO_STRING_PLAIN);
+            start_copy = strdup(start_key);
+        }
+        fdbt_free(&r);
+        if (!start_copy)
+            break;
+    }
+    free(start_copy);
+    ck_assert_uint_eq(seen, n);
+    /* COUNT, and a projection (the path that parses each item) */
+    fdbt_resp c = fdbt_call("Query", "{\"TableName\":\"Pages\",\"KeyConditionExpression\":\"pk = :p\",\"Select\":\"COUNT\","
+                            "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(c.json, "Count")), (int)n);
+    ck_assert_ptr_null(fdbt_get(c.json, "Items"));
+    fdbt_free(&c);
+    fdbt_resp p = fdbt_call("Query", "{\"TableName\":\"Pages\",\"KeyConditionExpression\":\"pk = :p\",\"ProjectionExpression\":\"v\","
+                            "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}}");
+    ck_assert_int_eq(p.status, 200);
+    json_object *first = json_tokener_parse(k_hostile[0]);
+    ck_assert(json_object_equal(fdbt_get(p.json, "Items.0.v"), first));
+    ck_assert_ptr_null(fdbt_get(p.json, "Items.0.pk"));
+    json_object_put(first);
+    fdbt_free(&p);
+    /* a page stops past 1 MB of items (12 of 100 KB: after the 11th), its key the last one's */
+    fdbt_resp b = fdbt_call("Query", "{\"TableName\":\"Pages\",\"KeyConditionExpression\":\"pk = :q\","
+                            "\"ExpressionAttributeValues\":{\":q\":{\"S\":\"q\"}}}");
+    ck_assert_int_eq(b.status, 200);
+    int count = json_object_get_int(fdbt_get(b.json, "Count"));
+    ck_assert_int_lt(count, 12);
+    ck_assert_int_gt(count, 8);
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(b.json, "Items")), (size_t)count);
+    char last[16];
+    snprintf(last, sizeof last, "%d", count - 1);
+    ck_assert_str_eq(fdbt_str(&b, "LastEvaluatedKey.sk.N"), last);
+    ck_assert_uint_eq(strlen(fdbt_str(&b, "Items.0.v.S")), 100 * 1024);
+    fdbt_free(&b);
+    /* Scan too */
+    fdbt_resp s = fdbt_call("Scan", "{\"TableName\":\"Pages\",\"Limit\":3}");
+    ck_assert_int_eq(s.status, 200);
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(s.json, "Items")), 3);
+    ck_assert_ptr_nonnull(fdbt_get(s.json, "LastEvaluatedKey"));
+    fdbt_free(&s);
+    finish();
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("fakedb_group");
@@ -267,6 +398,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, writes_from_many_connections, 0, 2);
     tcase_add_loop_test(tc, transactions_isolated_under_load, 0, 2);
+    tcase_add_loop_test(tc, query_pages_copy_stored_items, 0, 1);
     suite_add_tcase(s, tc);
     return s;
 }
