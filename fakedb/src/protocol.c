@@ -583,12 +583,7 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
         if (!strcasecmp(rq->headers[i].name, "host"))
             r.host = rq->headers[i].value;
     r.render_only = true;
-    fakedb__store_defer(true);
     fakedb__op_call(op, store, req, &r);
-    if (fakedb__store_sync() != 0) {
-        fakedb__reply_fail(&r, FDB_E_INTERNAL, "Internal server error");
-        r.condition_failure = false;
-    }
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);
     rs->lose = lose;

@@ -167,7 +167,7 @@ bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k)
     return true;
 }
 
-static sqlite3_stmt *stmt_cached(fakedb__store *db, const char *sql)
+sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql)
 {
     struct fakedb__stmt_cache *c;
     for (c = db->stmts; c; c = c->next) {
@@ -195,126 +195,6 @@ static sqlite3_stmt *stmt_cached(fakedb__store *db, const char *sql)
     return c->st;
 }
 
-/* Group commit. With a file, a commit costs the WAL's writes (a page for each b-tree
- * page touched, whatever the number of writes in it), made under db->lock. On the
- * DynamoDB request path, an operation's commit releases its savepoint instead, leaving
- * its writes in the connection's open transaction (the group); after the operation,
- * without the lock, the request calls fakedb__store_sync, and the first of the group's
- * requests to take the lock again commits it for all of them, while the others' wait for
- * the lock was the time in which their writes joined the group. Operations stay
- * serialised by db->lock on one connection, so each is as atomic and isolated as
- * before; an operation that fails rolls back to its savepoint, leaving the group's other
- * writes alone. A request that read or wrote while a group was open answers only once
- * that group is committed, so that nothing answered, not even a read of another
- * request's write, can be lost by a SIGKILL. A thread that does not defer (the ticker,
- * the /fake/ endpoints, the library's callers) commits an open group before its first
- * statement, so that its own statements commit at once as they always did. */
-static __thread bool tl_defer;          /* this thread's commits join the group */
-static __thread fakedb__store *tl_store; /* the store whose group this thread must wait for */
-static __thread uint64_t tl_gen;        /* and that group's number */
-
-static int exec_cached(fakedb__store *db, const char *sql)
-{
-    sqlite3_stmt *st = stmt_cached(db, sql);
-    if (!st)
-        return -1;
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
-}
-
-static bool group_was_lost(const fakedb__store *db, uint64_t gen)
-{
-    unsigned n = db->group_nlost < 8 ? db->group_nlost : 8;
-    for (unsigned i = 0; i < n; i++)
-        if (db->group_lost[i] == gen)
-            return true;
-    return false;
-}
-
-/* The open group ends (db->lock held): committed, or lost when `lost`. */
-static void group_end(fakedb__store *db, bool lost)
-{
-    if (lost) {
-        db->group_lost[db->group_nlost++ % 8] = db->group_gen;
-        db->group_reload = true;
-    }
-    db->group_open = false;
-    db->group_gen++;
-    __atomic_store_n(&db->group_done, db->group_gen, __ATOMIC_RELEASE);
-}
-
-/* Commits the open group, if any (db->lock held). */
-static void group_commit(fakedb__store *db)
-{
-    if (!db->group_open)
-        return;
-    bool lost = exec_cached(db, "COMMIT") != 0;
-    if (lost && !sqlite3_get_autocommit(db->sql))
-        exec_cached(db, "ROLLBACK");
-    group_end(db, lost);
-}
-
-/* sqlite rolled the whole transaction back (an I/O error, a full disk, no memory): the
- * group's writes are gone (db->lock held). */
-static void group_check_lost(fakedb__store *db)
-{
-    if (db->group_open && sqlite3_get_autocommit(db->sql))
-        group_end(db, true);
-}
-
-/* This thread's answer waits for the open group (db->lock held). */
-static void group_note(fakedb__store *db)
-{
-    if (db->group_open && tl_defer) {
-        tl_store = db;
-        tl_gen = db->group_gen;
-    }
-}
-
-static int load_tables(fakedb__store *db);
-
-void fakedb__store_defer(bool on)
-{
-    tl_defer = on;
-    if (on)
-        tl_store = NULL;
-}
-
-int fakedb__store_sync(void)
-{
-    tl_defer = false;
-    fakedb__store *db = tl_store;
-    if (!db)
-        return 0;
-    tl_store = NULL;
-    uint64_t gen = tl_gen;
-    pthread_mutex_lock(&db->lock);
-    if (db->group_done <= gen)
-        group_commit(db);
-    bool lost = group_was_lost(db, gen);
-    if (db->group_reload) {
-        /* the lost writes may have changed the tables' view (counts, new tables): read
-         * it again from what is committed, here where no operation holds a table */
-        fakedb__tables_clear(db);
-        load_tables(db);
-        db->group_reload = false;
-    }
-    pthread_mutex_unlock(&db->lock);
-    return lost ? -1 : 0;
-}
-
-sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql)
-{
-    if (db->group_open) {
-        if (tl_defer)
-            group_note(db);
-        else
-            group_commit(db);
-    }
-    return stmt_cached(db, sql);
-}
-
 static int exec_simple(fakedb__store *db, const char *sql)
 {
     sqlite3_stmt *st = fakedb__stmt(db, sql);
@@ -325,41 +205,13 @@ static int exec_simple(fakedb__store *db, const char *sql)
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
-static bool groups(const fakedb__store *db)
-{
-    return tl_defer && db->db_path;
-}
-
 int fakedb__tx_begin(fakedb__store *db)
 {
-    if (groups(db) && db->group_open) {
-        group_note(db);
-        if (exec_cached(db, "SAVEPOINT fdb_op") != 0) {
-            group_check_lost(db);
-            return -1;
-        }
-        db->op_savepoint = true;
-        return 0;
-    }
     return exec_simple(db, "BEGIN IMMEDIATE");
 }
 
 int fakedb__tx_commit(fakedb__store *db)
 {
-    if (groups(db)) {
-        if (db->op_savepoint) {
-            if (exec_cached(db, "RELEASE fdb_op") != 0) {
-                fakedb__tx_rollback(db);
-                return -1;
-            }
-            db->op_savepoint = false;
-        } else if (sqlite3_get_autocommit(db->sql)) {
-            return -1;      /* no transaction: tx_begin failed */
-        }
-        db->group_open = true;
-        group_note(db);
-        return 0;
-    }
     if (exec_simple(db, "COMMIT") == 0)
         return 0;
     fakedb__tx_rollback(db);
@@ -368,14 +220,8 @@ int fakedb__tx_commit(fakedb__store *db)
 
 void fakedb__tx_rollback(fakedb__store *db)
 {
-    if (db->op_savepoint) {
-        db->op_savepoint = false;
-        if (exec_cached(db, "ROLLBACK TO fdb_op") == 0)
-            exec_cached(db, "RELEASE fdb_op");
-    } else if (!db->group_open && !sqlite3_get_autocommit(db->sql)) {
-        exec_cached(db, "ROLLBACK");
-    }
-    group_check_lost(db);
+    if (!sqlite3_get_autocommit(db->sql))
+        exec_simple(db, "ROLLBACK");
 }
 
 /* The table's latest stream (its ARN and label stay in DescribeTable once disabled). */
@@ -491,8 +337,6 @@ int fakedb__store_open(fakedb__store *db, fakedb_error *err)
 
 void fakedb__store_close(fakedb__store *db)
 {
-    if (db->sql)
-        group_commit(db);
     checkpointer_stop(db);
     struct fakedb__stmt_cache *c = db->stmts, *n;
     for (; c; c = n) {

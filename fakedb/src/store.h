@@ -44,16 +44,6 @@ typedef struct fakedb__store {
     struct fakedb__ghost *ghosts; /* deleted tables still DELETING (tables.c makes them) */
     struct fakedb__checkpointer *ckpt; /* with a file: checkpoints the WAL off the
                                           request path (store.c); NULL in memory */
-    /* Group commit (with a file; store.c): the writes of DynamoDB requests stay in one
-     * open sqlite transaction, the group, which the first of them to finish commits for
-     * all; each request answers once the group it saw is committed (fakedb__store_sync). */
-    bool group_open;            /* the connection's transaction holds writes not committed */
-    bool op_savepoint;          /* the running operation's writes are in savepoint fdb_op */
-    bool group_reload;          /* a group was lost: the tables' view is read again */
-    uint64_t group_gen;         /* the number of the group being filled */
-    uint64_t group_done;        /* groups below it are committed or lost (atomic reads) */
-    uint64_t group_lost[8];     /* the last groups lost (a failed commit), a ring */
-    unsigned group_nlost;
 } fakedb__store;
 
 /* store.c (db->lock held) */
@@ -61,20 +51,9 @@ int fakedb__store_open(fakedb__store *db, fakedb_error *err);
 void fakedb__store_close(fakedb__store *db);
 sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql);
 bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k);
-/* An operation's transaction. On a thread that defers its commits (the DynamoDB request
- * path, with a file), the commit leaves the writes in the store's open group and
- * fakedb__store_sync, after the operation, commits the group (once for all of its
- * requests); on any other thread, or in memory, the commit is sqlite's, at once. */
 int fakedb__tx_begin(fakedb__store *db);
 int fakedb__tx_commit(fakedb__store *db);
 void fakedb__tx_rollback(fakedb__store *db);
-/* Called without db->lock. fakedb__store_defer(true) before a DynamoDB operation makes
- * the calling thread's commits join the group; fakedb__store_sync after it turns that off
- * and returns when the group the thread wrote to or read from is committed: 0, or -1
- * when that group was lost (its commit failed: the writes of its requests are gone, and
- * they answer an internal error). */
-void fakedb__store_defer(bool on);
-int fakedb__store_sync(void);
 int fakedb__item_get(fakedb__store *db, const fakedb__table *t, const fakedb__key *k,
                      json_object **out);
 int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k,

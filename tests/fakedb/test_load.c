@@ -1,9 +1,9 @@
-/* test_group.c: fakedb under load (issue 26). Writes from many connections at once, in
- * memory and with a file (where they are committed in groups): every acknowledged write
- * is there, before and after a restart; a failed write or transaction leaves the others
- * of its group alone; TransactWriteItems stays all-or-nothing and isolated from
- * TransactGetItems. Query and Scan pages, whose items are copied from their stored JSON:
- * the same items as GetItem answers, hostile strings included, and the same pages. */
+/* test_load.c: fakedb under load (issue 26). Writes from many connections at once, in
+ * memory and with a file: every acknowledged write is there, before and after a restart;
+ * a failed condition or a cancelled transaction leaves the writes around it alone;
+ * TransactWriteItems stays all-or-nothing and isolated from TransactGetItems. Query and
+ * Scan pages, whose items are copied from their stored JSON: the same items as GetItem
+ * answers, hostile strings included, and the same pages. */
 #include "fdbt.h"
 
 #include "dl_check.h"
@@ -22,12 +22,12 @@ enum { THREADS = 6, ROUNDS = 40 };
 
 static char g_dir[64], g_path[128];
 
-/* Loop 0: in memory; loop 1: with a file (group commit). */
+/* Loop 0: in memory; loop 1: with a file. */
 static void start(int loop)
 {
     g_path[0] = 0;
     if (loop == 1) {
-        snprintf(g_dir, sizeof g_dir, "/tmp/fakedb-group-XXXXXX");
+        snprintf(g_dir, sizeof g_dir, "/tmp/fakedb-load-XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(g_dir));
         snprintf(g_path, sizeof g_path, "%s/data.db", g_dir);
     }
@@ -216,7 +216,7 @@ static void check_transfers(int done)
 
 /* TransactWriteItems from four connections while two others read both items in one
  * TransactGetItems: each reader always sees the sum whole, and the cancelled
- * transactions, committed in the same groups as the others, leave nothing behind. */
+ * transactions, interleaved with the others, leave nothing behind. */
 START_TEST(transactions_isolated_under_load)
 {
     start(_i);
@@ -393,8 +393,8 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("fakedb_group");
-    TCase *tc = tcase_create("group");
+    Suite *s = suite_create("fakedb_load");
+    TCase *tc = tcase_create("load");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, writes_from_many_connections, 0, 2);
     tcase_add_loop_test(tc, transactions_isolated_under_load, 0, 2);
