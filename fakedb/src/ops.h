@@ -46,6 +46,9 @@ typedef struct fakedb__reply {
                                    only), or NULL */
     const char *region;         /* borrowed: the region of the request's SigV4 credential
                                    scope, or NULL (then us-east-1); it goes into ARNs */
+    bool render_only;           /* set by the caller when the body is only rendered as
+                                   JSON, never read: Query and Scan then copy the stored
+                                   JSON of whole items instead of parsing each one */
 } fakedb__reply;
 
 /* Sets the reply's error, drops any body built so far and returns -1. */

@@ -582,6 +582,7 @@ static int handle(fakedb *db, fakedb__http_req *rq, fakedb__http_resp *rs, bool 
     for (size_t i = 0; op == FDB_OP_DESCRIBE_ENDPOINTS && i < rq->n_headers; i++)
         if (!strcasecmp(rq->headers[i].name, "host"))
             r.host = rq->headers[i].value;
+    r.render_only = true;
     fakedb__op_call(op, store, req, &r);
     fakedb__stat_count(db, op, r.condition_failure);
     answer_reply(rs, fakedb__error_status(&r.err), &r);

@@ -360,9 +360,39 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
     json_object *last = NULL;
     int64_t scanned = 0, count = 0, bytes = 0;
     int rc = 0, step;
+    /* Whole items into a body that is only rendered: each is its stored JSON, copied as
+     * it is (what FDB_JSON_FLAGS wrote), not parsed and written again; only the page's
+     * last item is parsed, for LastEvaluatedKey. */
+    bool raw = r->render_only && !q->total_segments && !q->pq && !q->filter && !q->proj &&
+               !q->attrs_to_get && (!q->ix || q->all_attrs);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
         int64_t size = sqlite3_column_int64(st, 1);
+        if (raw) {
+            scanned++;
+            count++;
+            bytes += size;
+            bool stop = (q->limit > 0 && scanned >= q->limit) || bytes >= FDB_PAGE_BYTES;
+            if (!q->count_only) {
+                json_object *o = json_object_new_object();
+                char *text = strdup((const char *)sqlite3_column_text(st, 0));
+                if (!o || !text) {
+                    json_object_put(o);
+                    free(text);
+                    rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+                    break;
+                }
+                json_object_set_serializer(o, json_object_userdata_to_json_string, text, json_object_free_userdata);
+                json_object_array_add(items, o);
+            }
+            if (stop) {
+                json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
+                last = item ? last_key(q, item) : NULL;
+                json_object_put(item);
+                break;
+            }
+            continue;
+        }
+        json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
         if (!item)
             continue;
         if (q->total_segments > 0) {
