@@ -804,7 +804,8 @@ static void areq_finish(ddb__areq *r, int rc)
         ddb__sched_cancel(c->sched, &r->stop);
     }
     ddb_error local;
-    ddb_error_clear(&local);
+    if (!r->blocking)
+        ddb_error_clear(&local);
     ddb_error *err = r->blocking ? r->err : &local;
     const char *etype = rc != 0 ? call_error(&r->call, &rc, &r->out, &r->aerr, r->retries,
                                              &r->doubt, err) : NULL;
@@ -906,12 +907,10 @@ static void areq_step(void *arg)
     }
     if (r->blocking) {
         /* The transfer plus its wait, on this thread; the answer comes back here. */
-        ddb_error terr;
-        ddb_error_clear(&terr);
         rc = ddb__http_post(c->http, s.lines, s.n_lines, r->body, r->len, r->cancel, &none,
-                            &terr);
+                            &r->aerr);
         ddb__signed_cleanup(&s);
-        areq_answer(r, rc, &none, &terr);
+        areq_answer(r, rc, &none, &r->aerr);
         return;
     }
     rc = ddb__http_async_start(c->async, s.lines, s.n_lines, r->body, r->len, areq_answer, r,

@@ -247,6 +247,19 @@ struct ddb__http_xfer {
 };
 typedef struct ddb__http_xfer xfer;
 
+/* Points the handle's callbacks at x's sink and error buffer: once when x is made, and
+ * again after any curl_easy_reset. */
+static void xfer_bind(xfer *x)
+{
+    CURL *e = x->easy;
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->k);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+}
+
 static void xfer_destroy(xfer *x)
 {
     if (!x)
@@ -273,11 +286,12 @@ static xfer *xfer_new(bool own_multi)
         xfer_destroy(x);
         return NULL;
     }
+    xfer_bind(x);
     return x;
 }
 
 /* Readies x for a request: an empty sink with the body's cap (client: keep the request
- * id and the Date), the callbacks pointed at it. After any curl_easy_reset. */
+ * id and the Date). */
 static void xfer_arm(xfer *x, size_t max, bool client)
 {
     dl__buf_cleanup(&x->k.body);
@@ -290,13 +304,6 @@ static void xfer_arm(xfer *x, size_t max, bool client)
     x->request_id[0] = '\0';
     x->date[0] = '\0';
     x->errbuf[0] = '\0';
-    CURL *e = x->easy;
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->k);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 }
 
 /* The request's header lines: copied (they may go before the transfer ends), or
@@ -542,6 +549,7 @@ int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel 
     }
     xfer *x = conn->x;
     curl_easy_reset(x->easy);
+    xfer_bind(x);
     xfer_arm(x, r->max_answer ? r->max_answer : DDB__HTTP_MAX_ANSWER, false);
     x->k.want = r->want_headers;
     x->k.n_want = r->n_want_headers;
