@@ -401,25 +401,6 @@ int ddb__client_sign(ddb_client *c, const char *op, const char *body, size_t len
     return 0;
 }
 
-/* One signed POST; fills r. Returns 0 when an answer (of any status) arrived. */
-static int attempt_once(ddb_client *c, const char *op, const char *body, size_t len,
-                        ddb_cancel *cancel, attempt_result *r, ddb_error *err)
-{
-    ddb__credentials cred = { 0 };
-    int rc = ddb__cred_get(c->creds, &cred, cancel, err);
-    if (rc != 0)
-        return rc;
-    int64_t epoch_s = (ddb_clock_wall_ms(c->clock) + atomic_load(&c->skew_ms)) / 1000;
-    ddb__signed s;
-    rc = ddb__client_sign(c, op, body, len, &cred, epoch_s, &s, err);
-    ddb__credentials_cleanup(&cred);
-    if (rc != 0)
-        return rc;
-    rc = ddb__http_post(c->http, s.lines, s.n_lines, body, len, cancel, &r->http, err);
-    ddb__signed_cleanup(&s);
-    return rc;
-}
-
 /* ------------------------------------------------------- outcomes in doubt */
 
 /* Whether an operation writes. Reads apply nothing, so a lost answer to one is only a
@@ -613,99 +594,6 @@ static const char *call_error(const ddb__call *call, int *rcp, const attempt_res
     return etype;
 }
 
-static int send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
-                     ddb_cancel *cancel, attempt_result *out, int *retries_out, ddb_error *err)
-{
-    int64_t start_ns = ddb_clock_mono_ns(c->clock);
-    uint64_t span = span_begin(c, call);
-    int retries = 0, last_cost = 0;
-    int rc;
-    ddb_error aerr;
-    doubt d = { 0 };
-    memset(out, 0, sizeof *out);
-
-    for (int attempt = 0;; attempt++) {
-        attempt_cleanup(out);
-        memset(out, 0, sizeof *out);
-        ddb_error_clear(&aerr);
-        /* Adaptive mode: the client's own rate limit, on the client's clock. */
-        int64_t wait_ms = c->limiter ? ddb__rate_limiter_acquire(c->limiter, ddb_clock_mono_ns(c->clock)) : 0;
-        if (wait_ms > 0 && ddb_clock_sleep(c->clock, wait_ms, cancel) != 0) {
-            rc = ddb__fail(&aerr, DDB_ECANCELED, "%s was cancelled while waiting for the "
-                           "client's rate limit", call->operation);
-            break;
-        }
-        rc = attempt_once(c, call->operation, body, len, cancel, out, &aerr);
-        bool retry;
-        int64_t delay_ms;
-        rc = attempt_outcome(c, attempt, rc, out, &aerr, &last_cost, &retry, &delay_ms, &d);
-        if (rc == 0 || !retry)
-            break;
-        log_retry(c, call, attempt, delay_ms, out, rc);
-        retries++;
-        int wrc = ddb_clock_sleep(c->clock, delay_ms, cancel);
-        if (wrc != 0) {
-            attempt_cleanup(out);
-            memset(out, 0, sizeof *out);
-            rc = ddb__fail(&aerr, DDB_ECANCELED, "%s was cancelled while waiting to retry",
-                           call->operation);
-            break;
-        }
-    }
-
-    if (retries_out)
-        *retries_out = retries;
-    const char *etype = rc != 0 ? call_error(call, &rc, out, &aerr, retries, &d, err) : NULL;
-    span_finish(c, span, call, start_ns, etype, retries);
-    return rc;
-}
-
-int ddb__client_send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
-                          json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
-{
-    *resp = NULL;
-    if (retries)
-        *retries = 0;
-    if (!body)
-        return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    attempt_result r;
-    int rc = send_text(c, call, body, len, cancel, &r, retries, err);
-    *resp = r.body;
-    r.body = NULL;
-    attempt_cleanup(&r);
-    return rc;
-}
-
-int ddb__client_send(ddb_client *c, const ddb__call *call, json_object *req,
-                     json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
-{
-    size_t len = 0;
-    const char *body = json_object_to_json_string_length(
-        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    return ddb__client_send_text(c, call, body, len, resp, cancel, retries, err);
-}
-
-int ddb_client_call(ddb_client *c, const char *operation, const char *request_json,
-                    char **response_json, ddb_cancel *cancel, ddb_error *err)
-{
-    ddb__err_reset(err);
-    if (response_json)
-        *response_json = NULL;
-    if (!c || !operation || !request_json || !*operation ||
-        strlen(operation) > CLIENT_OPERATION_MAX)
-        return ddb__fail(err, DDB_EINVAL, "ddb_client_call needs a client, an operation and a body");
-    DDB__CALL_SCOPE(c->clock);
-    ddb__call call = { .operation = operation };
-    attempt_result r;
-    int rc = send_text(c, &call, request_json, strlen(request_json), cancel, &r, NULL, err);
-    if (response_json && r.http.body) {
-        *response_json = r.http.body;
-        r.http.body = NULL;
-    }
-    attempt_cleanup(&r);
-    return rc;
-}
-
 /* ------------------------------------------------------------------ tables */
 
 ddb_table *ddb_table_open(ddb_client *c, const char *name, const char *pk, const char *sk,
@@ -817,7 +705,7 @@ int ddb__jget_item(json_object *o, const char *key, ddb_item **out, ddb_error *e
     return 0;
 }
 
-/* ------------------------------------------------------ asynchronous requests */
+/* ---------------------------------------------------------- the request loop */
 
 /* The client's scheduler and its asynchronous transfers, made on first use. */
 ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err)
@@ -838,25 +726,40 @@ ddb__sched *ddb__client_sched(ddb_client *c, ddb_error *err)
     return s;
 }
 
-/* One asynchronous call: its attempts run on the scheduler's thread, its backoff is a
- * task on the client's clock, and its cancel token aborts the attempt in flight. */
+/* One call and its attempts, in the client's one request loop. Its steps -- areq_step
+ * (the rate limit, credentials, signing, the POST), areq_answer (the attempt's outcome,
+ * the retry decision and its backoff) and areq_finish (the final error, the outcome in
+ * doubt, the span) -- run under one of two drivers, as libcurl's easy interface is its
+ * multi interface plus a wait:
+ * - asynchronous (ddb__client_start): on the scheduler's thread; a wait is a task on the
+ *   client's clock, the POST a transfer on the shared multi handle, and the cancel token
+ *   aborts through a callback it registers;
+ * - blocking (areq_run: ddb__client_send_text, ddb_client_call): on the caller's thread;
+ *   a wait is ddb_clock_sleep with the caller's token and the POST http.c's transfer plus
+ *   a wait, so a fake clock sees the call as busy in flight and parked in its backoff. */
 struct ddb__areq {
     ddb_client *c;
     ddb__call call;
-    char *op, *table;             /* the call's strings, copied */
-    char *body;
+    bool blocking;                /* driven by areq_run on the caller's thread */
+    bool done;                    /* blocking: finished, with rc and out for the caller */
+    int rc;
+    char *op, *table;             /* asynchronous: the call's strings, copied */
+    const char *body;
+    char *owned_body;             /* asynchronous: the body, taken */
     size_t len;
-    ddb_cancel *cancel;
+    ddb_cancel *cancel;           /* asynchronous: referenced; blocking: borrowed */
     long cancel_reg;
     int64_t start_ns;
     uint64_t span;
     int attempt, retries, last_cost;
+    int64_t sleep_ms;             /* blocking: the wait before the next step */
     attempt_result out;
     ddb_error aerr;
+    ddb_error *err;               /* blocking: the caller's error (may be NULL) */
     doubt doubt;                  /* an attempt whose answer was lost */
-    ddb__http_xfer *xfer;         /* the attempt in flight, or NULL */
-    ddb__task step;               /* starts the next attempt */
-    ddb__task stop;               /* the cancel token was set: abort */
+    ddb__http_xfer *xfer;         /* asynchronous: the attempt in flight, or NULL */
+    ddb__task step;               /* asynchronous: starts the next attempt */
+    ddb__task stop;               /* asynchronous: the cancel token was set: abort */
     bool limited;                 /* waited for the rate limit before this attempt */
     ddb__reply_fn reply;
     void *arg;
@@ -868,43 +771,80 @@ static void areq_free(ddb__areq *r)
     ddb_cancel_unref(r->cancel);
     free(r->op);
     free(r->table);
-    free(r->body);
+    free(r->owned_body);
     free(r);
+}
+
+/* The next step in delay_ms: a task on the clock, or the blocking driver's sleep. */
+static int areq_later(ddb__areq *r, int64_t delay_ms)
+{
+    if (r->blocking) {
+        r->sleep_ms = delay_ms;
+        return 0;
+    }
+    return ddb__sched_at(r->c->sched, &r->step,
+                         ddb_clock_mono_ns(r->c->clock) + delay_ms * 1000000);
 }
 
 static void areq_finish(ddb__areq *r, int rc)
 {
     ddb_client *c = r->c;
-    ddb__sched_cancel(c->sched, &r->step);
-    if (r->cancel_reg > 0)
-        ddb_cancel_off(r->cancel, r->cancel_reg); /* after this, on_cancel does not run */
-    r->cancel_reg = 0;
-    ddb__sched_cancel(c->sched, &r->stop);
-    ddb_error err;
-    ddb_error_clear(&err);
+    if (!r->blocking) {
+        ddb__sched_cancel(c->sched, &r->step);
+        if (r->cancel_reg > 0)
+            ddb_cancel_off(r->cancel, r->cancel_reg); /* after this, on_cancel does not run */
+        r->cancel_reg = 0;
+        ddb__sched_cancel(c->sched, &r->stop);
+    }
+    ddb_error local;
+    if (!r->blocking)
+        ddb_error_clear(&local);
+    ddb_error *err = r->blocking ? r->err : &local;
     const char *etype = rc != 0 ? call_error(&r->call, &rc, &r->out, &r->aerr, r->retries,
-                                             &r->doubt, &err) : NULL;
+                                             &r->doubt, err) : NULL;
     span_finish(c, r->span, &r->call, r->start_ns, etype, r->retries);
+    if (r->blocking) {
+        r->rc = rc;
+        r->done = true; /* the driver hands out what the call keeps */
+        return;
+    }
     json_object *body = rc == 0 || r->out.body ? r->out.body : NULL;
     r->out.body = NULL;
-    r->reply(r->arg, rc, body, r->retries, &err);
+    r->reply(r->arg, rc, body, r->retries, &local);
     json_object_put(body);
     areq_free(r);
 }
 
+/* The call ends because its token was set while it waited to (re)try. */
+static void areq_cancelled(ddb__areq *r)
+{
+    attempt_cleanup(&r->out);
+    memset(&r->out, 0, sizeof r->out);
+    areq_finish(r, ddb__fail(&r->aerr, DDB_ECANCELED,
+                             r->limited ? "%s was cancelled while waiting for the client's "
+                                          "rate limit"
+                             : r->attempt > 0 ? "%s was cancelled while waiting to retry"
+                                              : "%s was cancelled before it was sent",
+                             r->call.operation));
+}
+
+/* The end of an attempt: rc and resp from the transport (resp's body is taken), or the
+ * failure to get credentials or to sign. */
 static void areq_answer(void *arg, int rc, ddb__http_response *resp, ddb_error *err)
 {
     ddb__areq *r = arg;
     r->xfer = NULL;
     r->out.http = *resp;
     *resp = (ddb__http_response){ 0 }; /* the attempt keeps the body */
-    if (rc != 0)
+    if (rc != 0 && err != &r->aerr)
         r->aerr = *err;
-    if (rc == DDB_ECANCELED || ddb_cancel_is_set(r->cancel)) {
+    /* The blocking driver's transport watches the token itself and says how it ended. */
+    if (rc == DDB_ECANCELED || (!r->blocking && ddb_cancel_is_set(r->cancel))) {
         if (r->out.http.sent)
             doubt_note(&r->doubt, DDB_ECANCELED, &r->aerr);
-        areq_finish(r, ddb__fail(&r->aerr, DDB_ECANCELED, "%s was cancelled in flight",
-                                 r->call.operation));
+        areq_finish(r, r->blocking ? DDB_ECANCELED
+                                   : ddb__fail(&r->aerr, DDB_ECANCELED,
+                                               "%s was cancelled in flight", r->call.operation));
         return;
     }
     bool retry;
@@ -918,8 +858,7 @@ static void areq_answer(void *arg, int rc, ddb__http_response *resp, ddb_error *
     log_retry(r->c, &r->call, r->attempt, delay_ms, &r->out, rc);
     r->retries++;
     r->attempt++;
-    int64_t due = ddb_clock_mono_ns(r->c->clock) + delay_ms * 1000000;
-    if (ddb__sched_at(r->c->sched, &r->step, due) != 0)
+    if (areq_later(r, delay_ms) != 0)
         areq_finish(r, rc);
 }
 
@@ -928,20 +867,15 @@ static void areq_step(void *arg)
     ddb__areq *r = arg;
     ddb_client *c = r->c;
     if (ddb_cancel_is_set(r->cancel)) {
-        attempt_cleanup(&r->out);
-        memset(&r->out, 0, sizeof r->out);
-        areq_finish(r, ddb__fail(&r->aerr, DDB_ECANCELED, r->attempt > 0
-                                 ? "%s was cancelled while waiting to retry"
-                                 : "%s was cancelled before it was sent", r->call.operation));
+        areq_cancelled(r);
         return;
     }
     /* Adaptive mode: the client's own rate limit, as a wait on the clock. */
     if (c->limiter && !r->limited) {
-        int64_t now = ddb_clock_mono_ns(c->clock);
-        int64_t wait_ms = ddb__rate_limiter_acquire(c->limiter, now);
+        int64_t wait_ms = ddb__rate_limiter_acquire(c->limiter, ddb_clock_mono_ns(c->clock));
         if (wait_ms > 0) {
             r->limited = true;
-            if (ddb__sched_at(c->sched, &r->step, now + wait_ms * 1000000) == 0)
+            if (areq_later(r, wait_ms) == 0)
                 return;
         }
     }
@@ -957,11 +891,24 @@ static void areq_step(void *arg)
         rc = ddb__client_sign(c, r->call.operation, r->body, r->len, &cred, epoch_s, &s, &r->aerr);
         ddb__credentials_cleanup(&cred);
     }
-    if (rc == 0) {
-        rc = ddb__http_async_start(c->async, s.lines, s.n_lines, r->body, r->len, areq_answer,
-                                   r, &r->xfer, &r->aerr);
-        ddb__signed_cleanup(&s);
+    ddb__http_response none = { 0 };
+    if (rc != 0) {
+        /* Judged as an attempt that sent nothing (a network failure of a provider is
+         * retried as the POST's would be). */
+        areq_answer(r, rc, &none, &r->aerr);
+        return;
     }
+    if (r->blocking) {
+        /* The transfer plus its wait, on this thread; the answer comes back here. */
+        rc = ddb__http_post(c->http, s.lines, s.n_lines, r->body, r->len, r->cancel, &none,
+                            &r->aerr);
+        ddb__signed_cleanup(&s);
+        areq_answer(r, rc, &none, &r->aerr);
+        return;
+    }
+    rc = ddb__http_async_start(c->async, s.lines, s.n_lines, r->body, r->len, areq_answer, r,
+                               &r->xfer, &r->aerr);
+    ddb__signed_cleanup(&s);
     if (rc != 0)
         areq_finish(r, rc);
 }
@@ -993,7 +940,7 @@ int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t l
     r->c = c;
     r->op = strdup(call->operation);
     r->table = call->table ? strdup(call->table) : NULL;
-    r->body = body;
+    r->body = r->owned_body = body;
     r->len = len;
     if (!r->op || (call->table && !r->table)) {
         areq_free(r);
@@ -1025,4 +972,73 @@ int ddb__client_start(ddb_client *c, const ddb__call *call, char *body, size_t l
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+/* The blocking driver: the same steps on the caller's thread, each wait a sleep on the
+ * client's clock with the caller's token. *out keeps the last attempt's answer (its
+ * parsed and raw bodies) for the caller; err gets the final error. */
+static int areq_run(ddb_client *c, const ddb__call *call, const char *body, size_t len,
+                    ddb_cancel *cancel, attempt_result *out, int *retries, ddb_error *err)
+{
+    ddb__areq r = { .c = c, .call = *call, .blocking = true, .body = body, .len = len,
+                    .cancel = cancel, .err = err };
+    r.start_ns = ddb_clock_mono_ns(c->clock);
+    r.span = span_begin(c, &r.call);
+    areq_step(&r);
+    while (!r.done) {
+        if (ddb_clock_sleep(c->clock, r.sleep_ms, cancel) != 0)
+            areq_cancelled(&r);
+        else
+            areq_step(&r);
+    }
+    *out = r.out;
+    if (retries)
+        *retries = r.retries;
+    return r.rc;
+}
+
+int ddb__client_send_text(ddb_client *c, const ddb__call *call, const char *body, size_t len,
+                          json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
+{
+    *resp = NULL;
+    if (retries)
+        *retries = 0;
+    if (!body)
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
+    attempt_result r;
+    int rc = areq_run(c, call, body, len, cancel, &r, retries, err);
+    *resp = r.body;
+    r.body = NULL;
+    attempt_cleanup(&r);
+    return rc;
+}
+
+int ddb__client_send(ddb_client *c, const ddb__call *call, json_object *req,
+                     json_object **resp, ddb_cancel *cancel, int *retries, ddb_error *err)
+{
+    size_t len = 0;
+    const char *body = json_object_to_json_string_length(
+        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+    return ddb__client_send_text(c, call, body, len, resp, cancel, retries, err);
+}
+
+int ddb_client_call(ddb_client *c, const char *operation, const char *request_json,
+                    char **response_json, ddb_cancel *cancel, ddb_error *err)
+{
+    ddb__err_reset(err);
+    if (response_json)
+        *response_json = NULL;
+    if (!c || !operation || !request_json || !*operation ||
+        strlen(operation) > CLIENT_OPERATION_MAX)
+        return ddb__fail(err, DDB_EINVAL, "ddb_client_call needs a client, an operation and a body");
+    DDB__CALL_SCOPE(c->clock);
+    ddb__call call = { .operation = operation };
+    attempt_result r;
+    int rc = areq_run(c, &call, request_json, strlen(request_json), cancel, &r, NULL, err);
+    if (response_json && r.http.body) {
+        *response_json = r.http.body;
+        r.http.body = NULL;
+    }
+    attempt_cleanup(&r);
+    return rc;
 }

@@ -1,16 +1,19 @@
-/* http.c: HTTP over libcurl, the one path every request of the library takes.
+/* http.c: HTTP over libcurl, the one transfer engine every request of the library takes.
  *
- * - ddb__http_send: one blocking request (any method and URL, a cap on the answer, the
- *   header values asked for), on a connection the caller may keep between requests.
- *   The credential providers and the testing library's server clock send through it.
- * - ddb__http_post: the client's POSTs, on a pool of the same connections, one per
- *   request in flight and reused afterwards, so connections stay alive.
- * - ddb__http_async_*: the client's transfers side by side on one multi handle, driven
- *   by its scheduler thread.
- *
- * A blocking request runs its easy handle on a multi handle of its own and polls the
- * cancel token's eventfd beside curl's sockets, so a cancel aborts it within one poll
- * wakeup. Nothing here keeps global state but libcurl's global initialisation. */
+ * A transfer (ddb__http_xfer: an easy handle and what its callbacks fill) runs on a
+ * multi handle, and ends in xfer_end, which reads its answer or its failure the same way
+ * for every caller. Two ways to drive it, as libcurl's easy interface is its multi
+ * interface plus a wait:
+ * - with a wait (xfer_wait): on a multi handle of its own, polled on the caller's thread
+ *   beside the cancel token's eventfd, so a cancel aborts it within one poll wakeup.
+ *   ddb__http_send (any method and URL, a cap on the answer, the header values asked
+ *   for, no proxy, short timeouts, a CA bundle: options of the one request) sends one on
+ *   a connection the caller may keep (credential providers, the testing library's server
+ *   clock); ddb__http_post sends the client's blocking POSTs on a pool of them, one per
+ *   request in flight and reused afterwards, so connections stay alive;
+ * - on the client's shared multi handle (ddb__http_async_*), driven by its scheduler
+ *   thread, transfers side by side.
+ * Nothing here keeps global state but libcurl's global initialisation. */
 #include "client.h"
 
 #include "buf.h"
@@ -26,25 +29,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* Header lines a pooled POST carries (they are laid out on the stack). */
+/* Header lines a blocking POST carries (borrowed from the caller, not copied). */
 #define HTTP_MAX_POST_HEADER_LINES 16
 /* The longest a blocking poll sleeps before asking curl again; curl shortens it to its
  * own next timeout, and the cancel eventfd wakes it at once. */
 #define HTTP_POLL_MAX_MS 1000
 /* The Date header a client answer keeps (an IMF-fixdate is 29 bytes). */
 #define HTTP_DATE_MAX ((int)sizeof(((ddb__http_response *)0)->date))
-
-/* ------------------------------------------------------------- one connection */
-
-/* An easy handle on a multi handle of its own: the multi handle keeps the connection
- * alive between requests, and lets a request poll a cancel eventfd beside its sockets. */
-struct ddb__http_conn {
-    CURL *easy;
-    CURLM *multi;
-    struct ddb__http_conn *next;   /* a pool's idle list */
-    char errbuf[CURL_ERROR_SIZE];
-};
-typedef struct ddb__http_conn slot;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
@@ -61,46 +52,6 @@ static int curl_ready(ddb_error *err)
         return ddb__fail(err, DDB_EIO, "libcurl could not be initialised: %s",
                          curl_easy_strerror(curl_init_rc));
     return 0;
-}
-
-static void slot_free(slot *s)
-{
-    if (!s)
-        return;
-    if (s->multi)
-        curl_multi_cleanup(s->multi);
-    if (s->easy)
-        curl_easy_cleanup(s->easy);
-    free(s);
-}
-
-static slot *slot_alloc(void)
-{
-    slot *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->easy = curl_easy_init();
-    s->multi = curl_multi_init();
-    if (!s->easy || !s->multi) {
-        slot_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-ddb__http_conn *ddb__http_conn_new(ddb_error *err)
-{
-    if (curl_ready(err) != 0)
-        return NULL;
-    slot *s = slot_alloc();
-    if (!s)
-        ddb__fail(err, DDB_ENOMEM, "out of memory");
-    return s;
-}
-
-void ddb__http_conn_free(ddb__http_conn *c)
-{
-    slot_free(c);
 }
 
 /* ------------------------------------------------------------------ answers */
@@ -273,12 +224,129 @@ static void set_body(CURL *e, resend_guard *b, const char *body, size_t len)
     curl_easy_setopt(e, CURLOPT_PREREQDATA, b);
 }
 
-/* ---------------------------------------------------------- one blocking transfer */
+/* ------------------------------------------------------------- the transfer */
 
-/* Runs the transfer set up on s's easy handle to its end, or until cancel is set.
- * 0 when the transfer ended (an answer, or *cc says why not), DDB_ECANCELED, or
- * DDB_ENOMEM when curl's multi interface failed (*broken: the handle is suspect). */
-static int slot_run(slot *s, ddb_cancel *cancel, CURLcode *cc, bool *broken)
+/* One transfer: an easy handle, reused from request to request (libcurl keeps its
+ * connection alive), and what its callbacks fill. */
+struct ddb__http_xfer {
+    CURL *easy;
+    CURLM *multi;                 /* xfer_wait's multi handle of its own, or NULL for a
+                                   * transfer on the client's shared one */
+    sink k;
+    resend_guard guard;
+    struct curl_slist *headers;   /* the header lines, copied (freed by xfer_reset) */
+    struct curl_slist nodes[HTTP_MAX_POST_HEADER_LINES]; /* or borrowed, for a wait */
+    char request_id[DDB_REQUEST_ID_MAX];
+    char date[HTTP_DATE_MAX];
+    char errbuf[CURL_ERROR_SIZE];
+    /* on the shared multi handle */
+    ddb__http_done_fn done;
+    void *arg;
+    bool running;                 /* added to the multi */
+    struct ddb__http_xfer *next;  /* an idle list, or the waiting queue */
+};
+typedef struct ddb__http_xfer xfer;
+
+/* Points the handle's callbacks at x's sink and error buffer: once when x is made, and
+ * again after any curl_easy_reset. */
+static void xfer_bind(xfer *x)
+{
+    CURL *e = x->easy;
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->k);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+}
+
+static void xfer_destroy(xfer *x)
+{
+    if (!x)
+        return;
+    if (x->multi)
+        curl_multi_cleanup(x->multi);
+    if (x->easy)
+        curl_easy_cleanup(x->easy);
+    curl_slist_free_all(x->headers);
+    dl__buf_cleanup(&x->k.body);
+    free(x);
+}
+
+/* A transfer; own_multi: with the multi handle its wait drives. */
+static xfer *xfer_new(bool own_multi)
+{
+    xfer *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->easy = curl_easy_init();
+    if (own_multi)
+        x->multi = curl_multi_init();
+    if (!x->easy || (own_multi && !x->multi)) {
+        xfer_destroy(x);
+        return NULL;
+    }
+    xfer_bind(x);
+    return x;
+}
+
+/* Readies x for a request: an empty sink with the body's cap (client: keep the request
+ * id and the Date). */
+static void xfer_arm(xfer *x, size_t max, bool client)
+{
+    dl__buf_cleanup(&x->k.body);
+    memset(&x->k, 0, sizeof x->k);
+    x->k.max = max;
+    if (client) {
+        x->k.request_id = x->request_id;
+        x->k.date = x->date;
+    }
+    x->request_id[0] = '\0';
+    x->date[0] = '\0';
+    x->errbuf[0] = '\0';
+}
+
+/* The request's header lines: copied (they may go before the transfer ends), or
+ * borrowed (n <= HTTP_MAX_POST_HEADER_LINES; they outlive the wait). 0 or DDB_ENOMEM. */
+static int xfer_lines(xfer *x, const char *const *lines, size_t n, bool copy)
+{
+    struct curl_slist *list = NULL;
+    if (copy) {
+        for (size_t i = 0; i < n; i++) {
+            struct curl_slist *l = curl_slist_append(x->headers, lines[i]);
+            if (!l)
+                return DDB_ENOMEM;
+            x->headers = l;
+        }
+        list = x->headers;
+    } else if (n > 0) {
+        for (size_t i = 0; i < n; i++) {
+            x->nodes[i].data = (char *)(uintptr_t)lines[i];
+            x->nodes[i].next = i + 1 < n ? &x->nodes[i + 1] : NULL;
+        }
+        list = x->nodes;
+    }
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, list);
+    return 0;
+}
+
+/* After a request: nothing the handle keeps points at its lines or its answer. */
+static void xfer_reset(xfer *x)
+{
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(x->headers);
+    x->headers = NULL;
+    dl__buf_cleanup(&x->k.body);
+    memset(&x->k, 0, sizeof x->k);
+    x->done = NULL;
+    x->arg = NULL;
+}
+
+/* The wait: runs x on its own multi handle to its end, or until cancel is set.
+ * 0 when the transfer ended (an answer, or *cc says why not), DDB_ECANCELED, DDB_EIO (no
+ * eventfd for the token), or DDB_ENOMEM when curl's multi interface failed (*broken: the
+ * handles are suspect). */
+static int xfer_wait(xfer *x, ddb_cancel *cancel, CURLcode *cc, bool *broken)
 {
     *cc = CURLE_OK;
     *broken = false;
@@ -288,14 +356,14 @@ static int slot_run(slot *s, ddb_cancel *cancel, CURLcode *cc, bool *broken)
         if (fd < 0)
             return DDB_EIO;
     }
-    if (curl_multi_add_handle(s->multi, s->easy) != CURLM_OK) {
+    if (curl_multi_add_handle(x->multi, x->easy) != CURLM_OK) {
         *broken = true;
         return DDB_ENOMEM;
     }
     int rc = 0;
     for (;;) {
         int running = 0;
-        if (curl_multi_perform(s->multi, &running) != CURLM_OK) {
+        if (curl_multi_perform(x->multi, &running) != CURLM_OK) {
             *broken = true;
             rc = DDB_ENOMEM;
             break;
@@ -303,7 +371,7 @@ static int slot_run(slot *s, ddb_cancel *cancel, CURLcode *cc, bool *broken)
         if (!running) {
             int left;
             CURLMsg *m;
-            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
+            while ((m = curl_multi_info_read(x->multi, &left)) != NULL)
                 if (m->msg == CURLMSG_DONE)
                     *cc = m->data.result;
             break;
@@ -313,7 +381,7 @@ static int slot_run(slot *s, ddb_cancel *cancel, CURLcode *cc, bool *broken)
             break;
         }
         struct curl_waitfd wfd = { .fd = fd, .events = CURL_WAIT_POLLIN };
-        if (curl_multi_poll(s->multi, fd >= 0 ? &wfd : NULL, fd >= 0 ? 1 : 0, HTTP_POLL_MAX_MS,
+        if (curl_multi_poll(x->multi, fd >= 0 ? &wfd : NULL, fd >= 0 ? 1 : 0, HTTP_POLL_MAX_MS,
                             NULL) != CURLM_OK) {
             *broken = true;
             rc = DDB_ENOMEM;
@@ -321,7 +389,7 @@ static int slot_run(slot *s, ddb_cancel *cancel, CURLcode *cc, bool *broken)
         }
     }
     /* Removing a handle mid-transfer closes its connection; the handle stays good. */
-    curl_multi_remove_handle(s->multi, s->easy);
+    curl_multi_remove_handle(x->multi, x->easy);
     return rc;
 }
 
@@ -352,7 +420,7 @@ static int transfer_failed(const char *errbuf, int rc, CURLcode cc, const sink *
     return 0;
 }
 
-/* Whether a transfer that ended (run: slot_run's result, 0 when curl finished it) may
+/* Whether a transfer that ended (run: xfer_wait's result, 0 when curl finished it) may
  * have delivered its request. An answer means it did; a cancel or a failure is judged by
  * what curl sent before it. */
 static bool transfer_sent(CURL *e, int run, CURLcode cc)
@@ -364,7 +432,64 @@ static bool transfer_sent(CURL *e, int run, CURLcode cc)
     return cc == CURLE_OK || request_may_be_sent(e, cc);
 }
 
+
+/* The end of a transfer, however it was driven (run: the wait's result, 0 when curl
+ * finished it): its answer in out (the body taken from the sink), or its failure in err
+ * with out->sent. Counts the connections it opened into *connects (may be NULL). */
+static int xfer_end(xfer *x, int run, CURLcode cc, atomic_long *connects,
+                    ddb__http_response *out, ddb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    long opened = 0;
+    if (connects && curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &opened) == CURLE_OK &&
+        opened > 0)
+        atomic_fetch_add(connects, opened);
+    int rc = transfer_failed(x->errbuf, run, cc, &x->k, err);
+    bool sent = transfer_sent(x->easy, run, cc);
+    if (rc == 0) {
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &out->status);
+        if (!(out->body = dl__buf_take(&x->k.body, &out->len)))
+            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    }
+    if (rc != 0) {
+        dl__buf_cleanup(&x->k.body);
+        memset(out, 0, sizeof *out);
+        out->sent = sent;
+        return rc;
+    }
+    memcpy(out->request_id, x->request_id, sizeof out->request_id);
+    memcpy(out->date, x->date, sizeof out->date);
+    out->sent = true;
+    return 0;
+}
+
 /* ------------------------------------------------------------- ddb__http_send */
+
+/* A connection kept between requests: a transfer with its own multi handle. */
+struct ddb__http_conn {
+    xfer *x;
+};
+
+ddb__http_conn *ddb__http_conn_new(ddb_error *err)
+{
+    if (curl_ready(err) != 0)
+        return NULL;
+    ddb__http_conn *c = calloc(1, sizeof *c);
+    if (!c || !(c->x = xfer_new(true))) {
+        free(c);
+        ddb__fail(err, DDB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return c;
+}
+
+void ddb__http_conn_free(ddb__http_conn *c)
+{
+    if (!c)
+        return;
+    xfer_destroy(c->x);
+    free(c);
+}
 
 void ddb__http_answer_cleanup(ddb__http_answer *a)
 {
@@ -378,6 +503,36 @@ void ddb__http_answer_cleanup(ddb__http_answer *a)
     memset(a, 0, sizeof *a);
 }
 
+/* The options of one request of ddb__http_send, on a handle reset for it. */
+static void send_options(CURL *e, const ddb__http_request *r, struct curl_slist *resolve)
+{
+    const char *method = r->method ? r->method : r->body ? "POST" : "GET";
+    curl_easy_setopt(e, CURLOPT_URL, r->url);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(r->connect_timeout_ms > 0 ? r->connect_timeout_ms
+                                                      : DDB__HTTP_CONNECT_TIMEOUT_MS));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                     (long)(r->timeout_ms > 0 ? r->timeout_ms : DDB__HTTP_REQUEST_TIMEOUT_MS));
+    if (resolve)
+        curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
+    if (r->no_proxy)
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    if (r->ca_bundle)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_bundle);
+    if (strcmp(method, "GET") == 0) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->body_len : 0));
+        if (strcmp(method, "POST") != 0)
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    }
+}
+
 int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel *cancel,
                    ddb__http_answer *out, ddb_error *err)
 {
@@ -386,100 +541,64 @@ int ddb__http_send(ddb__http_conn *conn, const ddb__http_request *r, ddb_cancel 
         return ddb__fail(err, DDB_EINVAL, "an HTTP request needs a URL");
     if (ddb_cancel_is_set(cancel))
         return ddb__fail(err, DDB_ECANCELED, "the request was cancelled before it was sent");
-    slot *own = NULL;
+    ddb__http_conn *own = NULL;
     if (!conn) {
         own = conn = ddb__http_conn_new(err);
         if (!conn)
             return err ? err->code : DDB_ENOMEM;
     }
-    sink k = { .max = r->max_answer ? r->max_answer : DDB__HTTP_MAX_ANSWER,
-               .want = r->want_headers, .n_want = r->n_want_headers };
-    struct curl_slist *hl = NULL, *resolve = NULL;
+    xfer *x = conn->x;
+    curl_easy_reset(x->easy);
+    xfer_bind(x);
+    xfer_arm(x, r->max_answer ? r->max_answer : DDB__HTTP_MAX_ANSWER, false);
+    x->k.want = r->want_headers;
+    x->k.n_want = r->n_want_headers;
+    struct curl_slist *resolve = NULL;
     int rc = 0;
-    if (k.n_want && !(k.got = calloc(k.n_want, sizeof *k.got)))
+    if (x->k.n_want && !(x->k.got = calloc(x->k.n_want, sizeof *x->k.got)))
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-    for (size_t i = 0; rc == 0 && i < r->n_headers; i++) {
-        struct curl_slist *nl = curl_slist_append(hl, r->headers[i]);
-        if (!nl)
-            rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-        else
-            hl = nl;
-    }
+    if (rc == 0 && xfer_lines(x, r->headers, r->n_headers, true) != 0)
+        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
     if (rc == 0 && r->resolve && !(resolve = curl_slist_append(NULL, r->resolve)))
         rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    ddb__http_response resp = { 0 };
     if (rc == 0) {
-        CURL *e = conn->easy;
-        const char *method = r->method ? r->method : r->body ? "POST" : "GET";
-        conn->errbuf[0] = '\0';
-        curl_easy_reset(e);
-        curl_easy_setopt(e, CURLOPT_URL, r->url);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)(r->connect_timeout_ms > 0 ? r->connect_timeout_ms
-                                                          : DDB__HTTP_CONNECT_TIMEOUT_MS));
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-                         (long)(r->timeout_ms > 0 ? r->timeout_ms : DDB__HTTP_REQUEST_TIMEOUT_MS));
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, conn->errbuf);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
-        if (resolve)
-            curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
-        if (r->no_proxy)
-            curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-        if (r->ca_bundle)
-            curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_bundle);
-        if (strcmp(method, "GET") == 0) {
-            curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-        } else {
-            curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->body_len : 0));
-            if (strcmp(method, "POST") != 0)
-                curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-        }
+        send_options(x->easy, r, resolve);
         CURLcode cc;
         bool broken;
-        int run = slot_run(conn, cancel, &cc, &broken);
-        rc = transfer_failed(conn->errbuf, run, cc, &k, err);
-        if (rc == 0)
-            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
-        /* Nothing the handle keeps may point at this call's lists or sink. */
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
-        curl_easy_setopt(e, CURLOPT_RESOLVE, NULL);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, NULL);
+        int run = xfer_wait(x, cancel, &cc, &broken);
+        rc = xfer_end(x, run, cc, NULL, &resp, err);
+        curl_easy_setopt(x->easy, CURLOPT_RESOLVE, NULL);
         if (broken && !own) {
             /* Start the caller's connection afresh rather than trust it again. */
-            slot *fresh = slot_alloc();
+            xfer *fresh = xfer_new(true);
             if (fresh) {
-                curl_multi_cleanup(conn->multi);
-                curl_easy_cleanup(conn->easy);
-                conn->multi = fresh->multi;
-                conn->easy = fresh->easy;
-                free(fresh);
+                char **got = x->k.got;
+                x->k.got = NULL;
+                xfer_destroy(x);
+                conn->x = x = fresh;
+                x->k.want = r->want_headers;
+                x->k.n_want = r->n_want_headers;
+                x->k.got = got;
             }
         }
     }
-    curl_slist_free_all(hl);
     curl_slist_free_all(resolve);
-    slot_free(own);
-    if (rc == 0 && !(out->body = dl__buf_take(&k.body, &out->len)))
-        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
+    char **got = x->k.got;
+    x->k.got = NULL;
+    xfer_reset(x);
+    ddb__http_conn_free(own);
     if (rc != 0) {
-        out->status = 0;
-        dl__buf_cleanup(&k.body);
-        for (size_t i = 0; k.got && i < k.n_want; i++)
-            free(k.got[i]);
-        free(k.got);
+        for (size_t i = 0; got && i < r->n_want_headers; i++)
+            free(got[i]);
+        free(got);
         return rc;
     }
-    out->header_values = k.got;
-    out->n_header_values = k.n_want;
+    out->status = resp.status;
+    out->body = resp.body;
+    out->len = resp.len;
+    out->header_values = got;
+    out->n_header_values = r->n_want_headers;
     return 0;
 }
 
@@ -492,8 +611,8 @@ struct ddb__http {
     size_t max_answer;   /* an answer's cap in bytes */
     int max_slots;
     pthread_mutex_t mu;
-    slot *idle;          /* handles ready for reuse, most recently used first */
-    int n_slots;         /* handles created */
+    xfer *idle;          /* transfers ready for reuse, most recently used first */
+    int n_slots;         /* transfers created */
     int waiters;         /* requests waiting for a handle */
     int free_fd;         /* an eventfd (semaphore): one count per handle given back
                           * while someone waited */
@@ -534,10 +653,10 @@ void ddb__http_free(ddb__http *h)
 {
     if (!h)
         return;
-    slot *s = h->idle;
+    xfer *s = h->idle;
     while (s) {
-        slot *next = s->next;
-        slot_free(s);
+        xfer *next = s->next;
+        xfer_destroy(s);
         s = next;
     }
     pthread_mutex_destroy(&h->mu);
@@ -562,8 +681,14 @@ void ddb__http_response_cleanup(ddb__http_response *r)
 }
 
 /* What every handle of the client's requests is set up with, pooled or asynchronous. */
-static void easy_setup(ddb__http *h, CURL *e, char *errbuf)
+/* What every transfer of the client's requests is made with, blocking or asynchronous;
+ * own_multi: for the blocking wait. */
+static xfer *client_xfer_new(ddb__http *h, bool own_multi)
 {
+    xfer *x = xfer_new(own_multi);
+    if (!x)
+        return NULL;
+    CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, h->url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
@@ -572,34 +697,39 @@ static void easy_setup(ddb__http *h, CURL *e, char *errbuf)
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->request_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     if (h->ca_bundle)
         curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_bundle);
+    return x;
 }
 
-static slot *slot_new(ddb__http *h)
+/* A client request's transfer, ready: its lines (copied or borrowed) and its body. */
+static int client_xfer_start(ddb__http *h, xfer *x, const char *const *headers,
+                             size_t n_headers, bool copy, const char *body, size_t len)
 {
-    slot *s = slot_alloc();
-    if (!s)
-        return NULL;
-    easy_setup(h, s->easy, s->errbuf);
-    /* One connection per handle: the pool is the connection limit. */
-    curl_easy_setopt(s->easy, CURLOPT_MAXCONNECTS, 1L);
+    xfer_arm(x, h->max_answer, true);
+    set_body(x->easy, &x->guard, body, len);
+    return xfer_lines(x, headers, n_headers, copy);
+}
+
+static xfer *slot_new(ddb__http *h)
+{
+    xfer *s = client_xfer_new(h, true);
+    /* One connection per transfer of the pool: the pool is the connection limit. */
+    if (s)
+        curl_easy_setopt(s->easy, CURLOPT_MAXCONNECTS, 1L);
     return s;
 }
 
 /* Takes an idle handle, or makes one, or waits for one while at the limit: on the
  * pool's eventfd and the cancel token's together, so neither is noticed late. */
-static slot *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
+static xfer *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
 {
     int cfd = -1;
     pthread_mutex_lock(&h->mu);
     for (;;) {
         if (h->idle) {
-            slot *s = h->idle;
+            xfer *s = h->idle;
             h->idle = s->next;
             pthread_mutex_unlock(&h->mu);
             s->next = NULL;
@@ -608,7 +738,7 @@ static slot *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
         if (h->n_slots < h->max_slots) {
             h->n_slots++;
             pthread_mutex_unlock(&h->mu);
-            slot *s = slot_new(h);
+            xfer *s = slot_new(h);
             if (!s) {
                 pthread_mutex_lock(&h->mu);
                 h->n_slots--;
@@ -649,10 +779,10 @@ static slot *slot_take(ddb__http *h, ddb_cancel *cancel, int *rc)
     }
 }
 
-static void slot_give(ddb__http *h, slot *s, bool broken)
+static void slot_give(ddb__http *h, xfer *s, bool broken)
 {
     if (broken) {
-        slot_free(s);
+        xfer_destroy(s);
         pthread_mutex_lock(&h->mu);
         h->n_slots--;
     } else {
@@ -668,6 +798,7 @@ static void slot_give(ddb__http *h, slot *s, bool broken)
     pthread_mutex_unlock(&h->mu);
 }
 
+
 int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
                    const char *body, size_t len, ddb_cancel *cancel,
                    ddb__http_response *out, ddb_error *err)
@@ -680,7 +811,7 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
         return ddb__fail(err, DDB_ECANCELED, "the request was cancelled before it was sent");
 
     int rc = 0;
-    slot *s = slot_take(h, cancel, &rc);
+    xfer *s = slot_take(h, cancel, &rc);
     if (!s) {
         if (rc == DDB_ECANCELED)
             return ddb__fail(err, rc, "the request was cancelled while waiting for a connection");
@@ -688,75 +819,28 @@ int ddb__http_post(ddb__http *h, const char *const *headers, size_t n_headers,
             return ddb__fail(err, rc, "could not wait for a connection: %s", strerror(errno));
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
-
-    /* The header list lives on the stack: curl reads it during the transfer only. */
-    struct curl_slist nodes[HTTP_MAX_POST_HEADER_LINES];
-    for (size_t i = 0; i < n_headers; i++) {
-        nodes[i].data = (char *)(uintptr_t)headers[i];
-        nodes[i].next = i + 1 < n_headers ? &nodes[i + 1] : NULL;
-    }
-
-    sink k = { .request_id = out->request_id, .date = out->date, .max = h->max_answer };
-    CURL *e = s->easy;
-    s->errbuf[0] = '\0';
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, n_headers ? nodes : NULL);
-    resend_guard guard;
-    set_body(e, &guard, body, len);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &k);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &k);
-
+    /* The lines are borrowed: the caller's, until the wait returns. */
+    client_xfer_start(h, s, headers, n_headers, false, body, len);
     CURLcode cc;
     bool broken;
-    int run = slot_run(s, cancel, &cc, &broken);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
-
-    long connects = 0;
-    if (curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
-        atomic_fetch_add(&h->connects, connects);
-
-    rc = transfer_failed(s->errbuf, run, cc, &k, err);
-    bool sent = transfer_sent(e, run, cc);
-    if (rc == 0)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+    int run = xfer_wait(s, cancel, &cc, &broken);
+    rc = xfer_end(s, run, cc, &h->connects, out, err);
+    xfer_reset(s);
     slot_give(h, s, broken);
-    if (rc == 0 && !(out->body = dl__buf_take(&k.body, &out->len)))
-        rc = ddb__fail(err, DDB_ENOMEM, "out of memory");
-    if (rc != 0) {
-        dl__buf_cleanup(&k.body);
-        memset(out, 0, sizeof *out);
-        out->sent = sent;
-        return rc;
-    }
-    out->sent = true;
-    return 0;
+    return rc;
 }
 
 /* ------------------------------------------------------- asynchronous transfers */
 
 /* Transfers that run side by side on one multi handle, driven by the client's
  * scheduler thread (ddb__http_async_io): the requests of leases, whose heartbeat must
- * not wait for one slow request before it sends the next. Handles are kept for reuse;
- * the multi handle keeps the connections alive between transfers. */
-struct ddb__http_xfer {
-    ddb__http_async *owner;
-    CURL *easy;
-    resend_guard guard;
-    struct curl_slist *headers;
-    sink k;
-    char request_id[DDB_REQUEST_ID_MAX];
-    char date[HTTP_DATE_MAX];
-    char errbuf[CURL_ERROR_SIZE];
-    ddb__http_done_fn done;
-    void *arg;
-    bool running;                 /* added to the multi */
-    struct ddb__http_xfer *next;  /* the idle list, or the waiting queue */
-};
-
+ * not wait for one slow request before it sends the next. Transfers are kept for reuse;
+ * the multi handle keeps the connections alive between them. */
 struct ddb__http_async {
     ddb__http *http;
     CURLM *multi;
-    ddb__http_xfer *idle;         /* finished transfers, their handles kept */
-    ddb__http_xfer *queue, **queue_tail; /* started beyond the limit, waiting */
+    xfer *idle;                   /* finished transfers, their handles kept */
+    xfer *queue, **queue_tail;    /* started beyond the limit, waiting */
     int running;                  /* transfers on the multi */
     int limit;
     atomic_int busy;              /* running + queued, read by any thread */
@@ -779,25 +863,14 @@ ddb__http_async *ddb__http_async_new(ddb__http *h, ddb_error *err)
     return a;
 }
 
-static void xfer_destroy(ddb__http_xfer *x)
-{
-    if (!x)
-        return;
-    if (x->easy)
-        curl_easy_cleanup(x->easy);
-    curl_slist_free_all(x->headers);
-    dl__buf_cleanup(&x->k.body);
-    free(x);
-}
-
 void ddb__http_async_free(ddb__http_async *a)
 {
     if (!a)
         return;
     /* The owner has finished or aborted every transfer by now. */
-    ddb__http_xfer *x = a->idle;
+    xfer *x = a->idle;
     while (x) {
-        ddb__http_xfer *next = x->next;
+        xfer *next = x->next;
         xfer_destroy(x);
         x = next;
     }
@@ -805,46 +878,26 @@ void ddb__http_async_free(ddb__http_async *a)
     free(a);
 }
 
-static ddb__http_xfer *xfer_take(ddb__http_async *a)
+static xfer *xfer_take(ddb__http_async *a)
 {
-    ddb__http_xfer *x = a->idle;
+    xfer *x = a->idle;
     if (x) {
         a->idle = x->next;
         x->next = NULL;
         return x;
     }
-    x = calloc(1, sizeof *x);
-    if (!x)
-        return NULL;
-    x->owner = a;
-    x->easy = curl_easy_init();
-    if (!x->easy) {
-        free(x);
-        return NULL;
-    }
-    CURL *e = x->easy;
-    easy_setup(a->http, e, x->errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->k);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &x->k);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-    return x;
+    return client_xfer_new(a->http, false);
 }
 
-static void xfer_give(ddb__http_async *a, ddb__http_xfer *x)
+static void xfer_give(ddb__http_async *a, xfer *x)
 {
-    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, NULL);
-    curl_slist_free_all(x->headers);
-    x->headers = NULL;
-    dl__buf_cleanup(&x->k.body);
-    memset(&x->k, 0, sizeof x->k);
-    x->done = NULL;
-    x->arg = NULL;
+    xfer_reset(x);
     x->next = a->idle;
     a->idle = x;
 }
 
 /* Puts a transfer on the multi. 0, or DDB_ENOMEM (the transfer is then not running). */
-static int xfer_run(ddb__http_async *a, ddb__http_xfer *x)
+static int xfer_run(ddb__http_async *a, xfer *x)
 {
     if (curl_multi_add_handle(a->multi, x->easy) != CURLM_OK)
         return DDB_ENOMEM;
@@ -858,27 +911,16 @@ int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t
                           ddb__http_xfer **out, ddb_error *err)
 {
     *out = NULL;
-    ddb__http_xfer *x = xfer_take(a);
+    xfer *x = xfer_take(a);
     if (!x)
         return ddb__fail(err, DDB_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n_headers; i++) {
-        struct curl_slist *l = curl_slist_append(x->headers, headers[i]);
-        if (!l) {
-            xfer_give(a, x);
-            return ddb__fail(err, DDB_ENOMEM, "out of memory");
-        }
-        x->headers = l;
+    /* The lines are copied: the caller's go before the transfer ends. */
+    if (client_xfer_start(a->http, x, headers, n_headers, true, body, len) != 0) {
+        xfer_give(a, x);
+        return ddb__fail(err, DDB_ENOMEM, "out of memory");
     }
-    x->k.request_id = x->request_id;
-    x->k.date = x->date;
-    x->k.max = a->http->max_answer;
-    x->request_id[0] = '\0';
-    x->date[0] = '\0';
-    x->errbuf[0] = '\0';
     x->done = done;
     x->arg = arg;
-    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
-    set_body(x->easy, &x->guard, body, len);
     if (a->running < a->limit) {
         if (xfer_run(a, x) != 0) {
             xfer_give(a, x);
@@ -894,25 +936,12 @@ int ddb__http_async_start(ddb__http_async *a, const char *const *headers, size_t
 }
 
 /* Delivers a finished transfer: its answer, or the failure. */
-static void xfer_finish(ddb__http_async *a, ddb__http_xfer *x, CURLcode cc)
+static void xfer_finish(ddb__http_async *a, xfer *x, CURLcode cc)
 {
-    ddb__http_response resp = { 0 };
+    ddb__http_response resp;
     ddb_error e;
     ddb_error_clear(&e);
-    int rc = 0;
-    long connects = 0;
-    if (curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
-        atomic_fetch_add(&a->http->connects, connects);
-    rc = transfer_failed(x->errbuf, 0, cc, &x->k, &e);
-    resp.sent = transfer_sent(x->easy, 0, cc);
-    if (rc == 0) {
-        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp.status);
-        resp.body = dl__buf_take(&x->k.body, &resp.len);
-        memcpy(resp.request_id, x->request_id, sizeof resp.request_id);
-        memcpy(resp.date, x->date, sizeof resp.date);
-        if (!resp.body)
-            rc = ddb__fail(&e, DDB_ENOMEM, "out of memory");
-    }
+    int rc = xfer_end(x, 0, cc, &a->http->connects, &resp, &e);
     ddb__http_done_fn done = x->done;
     void *arg = x->arg;
     xfer_give(a, x);

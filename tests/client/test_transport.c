@@ -72,6 +72,8 @@ START_TEST(throttled_twice_then_success)
     ck_assert_int_eq(put_simple(tab, "a", &res, NULL, &err), 0);
     ck_assert_int_eq(res.retries, 2);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 3);
+    /* The request loop ran on this thread: a blocking call makes no scheduler. */
+    ck_assert_ptr_null(client->sched);
 }
 END_TEST
 
@@ -281,8 +283,11 @@ START_TEST(cancel_during_backoff)
     ck_assert_int_ge(sent, 1);
     ck_assert_int_eq(a.rc, DDB_ECANCELED);
     ck_assert_int_eq(a.err.code, DDB_ECANCELED);
+    ck_assert_msg(strstr(a.err.message, "PutItem was cancelled while waiting to retry"), "%s",
+                  a.err.message);
     ck_assert_int_lt(a.done_ms - t0, dl_check_bound_ms(500));
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, sent); /* none after */
+    ck_assert_ptr_null(client->sched); /* the backoff was the caller's sleep, not a task */
     ck_assert_int_eq(ddb_fake_clock_waiters(dl_fx.clock), 0);
     ddb_cancel_unref(a.cancel);
 }
@@ -322,6 +327,8 @@ START_TEST(cancelled_before_sending)
     ddb_cancel_set(c);
     ddb_error err;
     ck_assert_int_eq(put_simple(tab, "a", NULL, c, &err), DDB_ECANCELED);
+    ck_assert_msg(strstr(err.message, "PutItem was cancelled before it was sent"), "%s",
+                  err.message);
     ck_assert_int_eq(fakedb_get_stats(dl_fx.db, "PutItem").requests, 0);
     ddb_cancel_unref(c);
 }

@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 # What a public call must not reach outside a scope.
-SENDS = {"ddb__client_send_text", "ddb__client_send"}
+SENDS = {"ddb__client_send_text", "ddb__client_send", "areq_run"}
 WAITS = {"ddb__clock_wait_until"}
 SCOPES = {"ddb__scope_end", "ddb__scope_hold"}
 # Files whose functions are the clock and its waits (and the cancel tokens they wait on).
