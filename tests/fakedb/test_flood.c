@@ -26,19 +26,6 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int dial(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_msg(fd >= 0, "socket: %s", strerror(errno));
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect: %s", strerror(errno));
-    return fd;
-}
-
 static void get_item_within(int ms)
 {
     int64_t t0 = mono_ms();
@@ -77,7 +64,7 @@ START_TEST(two_thousand_idle_then_get_item)
     fdbt_free(&r);
     static int fds[IDLE];
     for (int i = 0; i < IDLE; i++)
-        fds[i] = dial(fakedb_port(fdbt_db));
+        fds[i] = fdbt_dial(fakedb_port(fdbt_db));
     /* The server has taken every idle connection (its stats count them): under a
      * sanitizer accepting 2,000 takes seconds, and that is not what is measured. */
     wait_connections(IDLE + 1);
@@ -86,7 +73,7 @@ START_TEST(two_thousand_idle_then_get_item)
     for (int i = 0; i < IDLE; i += 2)
         close(fds[i]);
     for (int i = 0; i < IDLE; i += 2)
-        fds[i] = dial(fakedb_port(fdbt_db));
+        fds[i] = fdbt_dial(fakedb_port(fdbt_db));
     wait_connections(IDLE + 1);
     get_item_within(5000);
     for (int i = 0; i < IDLE; i++)

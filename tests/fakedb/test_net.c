@@ -47,19 +47,6 @@ static void teardown(void)
     fdbt_stop();
 }
 
-static int dial(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)fakedb_port(fdbt_db));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect: %s", strerror(errno));
-    return fd;
-}
-
 static void send_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
@@ -154,7 +141,7 @@ START_TEST(eof_closes_at_once)
     size_t cuts[3] = { 40, n - 10, 0 };
     for (int round = 0; round < 30; round++) {
         for (int c = 0; c < 3; c++) {
-            int fd = dial();
+            int fd = fdbt_dial(fakedb_port(fdbt_db));
             if (cuts[c])
                 send_all(fd, req, cuts[c]);
             shutdown(fd, SHUT_WR);
@@ -165,7 +152,7 @@ START_TEST(eof_closes_at_once)
     }
     /* Clients that close outright leave nothing in CLOSE-WAIT. */
     for (int i = 0; i < 100; i++) {
-        int fd = dial();
+        int fd = fdbt_dial(fakedb_port(fdbt_db));
         send_all(fd, req, cuts[i % 2]);
         close(fd);
     }
@@ -186,14 +173,14 @@ START_TEST(idle_connections_time_out)
 {
     start_with(300, 0);
     /* A connection that never sends anything. */
-    int fd = dial();
+    int fd = fdbt_dial(fakedb_port(fdbt_db));
     int64_t took = read_until_closed(fd, 15000, NULL, 0);
     ck_assert_msg(took >= 250 && took < 10000, "idle connection closed after %lld ms", (long long)took);
     close(fd);
     /* A keep-alive connection after a complete exchange. */
     char req[2048], out[4096];
     size_t n = request(req, sizeof req, "ListTables", "", "{}", 2);
-    fd = dial();
+    fd = fdbt_dial(fakedb_port(fdbt_db));
     send_all(fd, req, n);
     took = read_until_closed(fd, 15000, out, sizeof out);
     ck_assert_msg(strstr(out, "200 OK") && strstr(out, "Locks"), "answer: %s", out);
@@ -201,7 +188,7 @@ START_TEST(idle_connections_time_out)
     close(fd);
     /* A client that trickles header bytes keeps the socket busy but never completes a
      * request: it is closed all the same. */
-    fd = dial();
+    fd = fdbt_dial(fakedb_port(fdbt_db));
     int64_t t0 = mono_ms();
     bool closed = false;
     for (size_t i = 0; i < n && mono_ms() - t0 < 15000; i++) {
@@ -232,7 +219,7 @@ START_TEST(flood_past_the_limit_evicts_idle)
     enum { N = 300 };
     int fds[N];
     for (int i = 0; i < N; i++)
-        fds[i] = dial();
+        fds[i] = fdbt_dial(fakedb_port(fdbt_db));
     assert_get_item_answers(PROMPT_MS);
     /* The longest idle were closed to make room; the server did not hold more than its
      * limit. */
@@ -267,7 +254,7 @@ START_TEST(conflicting_content_length_refused)
     char req[2048], out[4096];
     const char *body = "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"cl\"}}}";
     size_t n = request(req, sizeof req, "PutItem", "Content-Length: 5\r\n", body, strlen(body));
-    int fd = dial();
+    int fd = fdbt_dial(fakedb_port(fdbt_db));
     send_all(fd, req, n);
     int64_t took = read_until_closed(fd, PROMPT_MS, out, sizeof out);
     ck_assert_msg(took >= 0, "the connection stayed open");
@@ -281,7 +268,7 @@ START_TEST(conflicting_content_length_refused)
     char same[64];
     snprintf(same, sizeof same, "Content-Length: %zu\r\n", strlen(body));
     n = request(req, sizeof req, "PutItem", same, body, strlen(body));
-    fd = dial();
+    fd = fdbt_dial(fakedb_port(fdbt_db));
     send_all(fd, req, n);
     shutdown(fd, SHUT_WR);
     read_until_closed(fd, PROMPT_MS, out, sizeof out);
@@ -297,24 +284,24 @@ START_TEST(nul_bytes_answered_or_closed)
     memset(nul, 0, sizeof nul);
     char out[4096];
     /* NUL bytes then EOF: closed at once. */
-    int fd = dial();
+    int fd = fdbt_dial(fakedb_port(fdbt_db));
     send_all(fd, nul, 200);
     shutdown(fd, SHUT_WR);
     ck_assert_int_ge(read_until_closed(fd, PROMPT_MS, NULL, 0), 0);
     close(fd);
     /* NUL bytes, and the client waits: closed by the idle timeout. */
-    fd = dial();
+    fd = fdbt_dial(fakedb_port(fdbt_db));
     send_all(fd, nul, 200);
     ck_assert_int_ge(read_until_closed(fd, PROMPT_MS, NULL, 0), 0);
     close(fd);
     /* NUL bytes with line ends, and the client waits: closed too. */
-    fd = dial();
+    fd = fdbt_dial(fakedb_port(fdbt_db));
     send_all(fd, nul, 100);
     send_all(fd, "\r\n\r\n", 4);
     ck_assert_int_ge(read_until_closed(fd, PROMPT_MS, NULL, 0), 0);
     close(fd);
     /* 64 KB of NUL bytes overflow the header buffer: an error answer, then closed. */
-    fd = dial();
+    fd = fdbt_dial(fakedb_port(fdbt_db));
     send(fd, nul, sizeof nul, MSG_NOSIGNAL);
     ck_assert_int_ge(read_until_closed(fd, PROMPT_MS, out, sizeof out), 0);
     ck_assert_msg(out[0] == 0 || !strncmp(out, "HTTP/1.1 4", 10), "answer: %s", out);
@@ -327,9 +314,7 @@ static void expect_put_refused(const char *raw_body)
 {
     fdbt_resp r = fdbt_raw("POST", "/", "DynamoDB_20120810.PutItem", "application/x-amz-json-1.0", AUTH, raw_body,
                            strlen(raw_body));
-    ck_assert_msg(r.status == 400, "status %ld: %s", r.status, r.body ? r.body : "");
-    ck_assert_str_eq(fdbt_error(&r), "SerializationException");
-    fdbt_free(&r);
+    fdbt_expect_answer(&r, 400, "SerializationException", NULL, raw_body);
 }
 
 START_TEST(ill_formed_utf8_refused)
