@@ -2,6 +2,7 @@
  * is answered promptly. The test process holds both ends of every connection, so it
  * raises its RLIMIT_NOFILE first; where that is not allowed it exits 77 (skipped). */
 #include "fdbt.h"
+#include "dl_check.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -19,18 +20,11 @@
 
 enum { IDLE = 2000, FDS_NEEDED = 2 * IDLE + 512 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void get_item_within(int ms)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
-    int64_t took = mono_ms() - t0;
+    int64_t took = dl_check_mono_ms() - t0;
     ck_assert_msg(r.status == 200, "GetItem: status %ld (curl %d)", r.status, r.curl_code);
     ck_assert_msg(took < ms, "GetItem took %lld ms", (long long)took);
     ck_assert_str_eq(fdbt_str(&r, "Item.pk.S"), "a");
@@ -40,9 +34,9 @@ static void get_item_within(int ms)
 /* Polls /fake/stats until the server holds at least n connections (60 s at most). */
 static void wait_connections(long n)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     long have = 0;
-    while (mono_ms() - t0 < 60000) {
+    while (dl_check_mono_ms() - t0 < 60000) {
         fdbt_resp r = fdbt_raw("GET", "/fake/stats", NULL, NULL, NULL, NULL, 0);
         ck_assert_int_eq(r.status, 200);
         have = json_object_get_int64(fdbt_get(r.json, "connections"));

@@ -27,13 +27,6 @@
 
 #define AUTH "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=00ff"
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void start_with(int idle_timeout_ms, int max_connections)
 {
     fakedb_options o = { .fake_clock = true, .fake_clock_start_ms = 1700000000000LL, .threads = 2,
@@ -62,12 +55,12 @@ static void send_all(int fd, const void *p, size_t n)
  * took, or -1 if the connection was still open. The answer, if any, goes to out. */
 static int64_t read_until_closed(int fd, int within_ms, char *out, size_t cap)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     size_t got = 0;
     if (out && cap)
         out[0] = 0;
     for (;;) {
-        int64_t left = within_ms - (mono_ms() - t0);
+        int64_t left = within_ms - (dl_check_mono_ms() - t0);
         if (left <= 0)
             return -1;
         struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -78,7 +71,7 @@ static int64_t read_until_closed(int fd, int within_ms, char *out, size_t cap)
         char buf[4096];
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k <= 0)
-            return mono_ms() - t0;
+            return dl_check_mono_ms() - t0;
         if (out && got + 1 < cap) {
             size_t c = (size_t)k < cap - 1 - got ? (size_t)k : cap - 1 - got;
             memcpy(out + got, buf, c);
@@ -122,9 +115,9 @@ static int close_wait_count(void)
 
 static void assert_get_item_answers(int within_ms)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
-    int64_t took = mono_ms() - t0;
+    int64_t took = dl_check_mono_ms() - t0;
     ck_assert_msg(r.status == 200, "GetItem: status %ld (curl %d) %s", r.status, r.curl_code, r.body ? r.body : "");
     ck_assert_msg(took < within_ms, "GetItem took %lld ms", (long long)took);
     fdbt_free(&r);
@@ -159,8 +152,8 @@ START_TEST(eof_closes_at_once)
     /* Linux always has /proc/net/tcp: a check that cannot read it fails, never passes. */
     int cw = close_wait_count();
     ck_assert_msg(cw >= 0, "cannot read /proc/net/tcp");
-    int64_t t0 = mono_ms();
-    while ((cw = close_wait_count()) > 0 && mono_ms() - t0 < PROMPT_MS) {
+    int64_t t0 = dl_check_mono_ms();
+    while ((cw = close_wait_count()) > 0 && dl_check_mono_ms() - t0 < PROMPT_MS) {
         struct pollfd none;
         poll(&none, 0, 10);
     }
@@ -189,9 +182,9 @@ START_TEST(idle_connections_time_out)
     /* A client that trickles header bytes keeps the socket busy but never completes a
      * request: it is closed all the same. */
     fd = fdbt_dial(fakedb_port(fdbt_db));
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     bool closed = false;
-    for (size_t i = 0; i < n && mono_ms() - t0 < 15000; i++) {
+    for (size_t i = 0; i < n && dl_check_mono_ms() - t0 < 15000; i++) {
         if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1) {
             closed = true;
             break;
@@ -206,7 +199,7 @@ START_TEST(idle_connections_time_out)
         }
     }
     ck_assert_msg(closed, "a trickling client was not closed");
-    ck_assert_int_lt(mono_ms() - t0, dl_check_bound_ms(10000));
+    ck_assert_int_lt(dl_check_mono_ms() - t0, dl_check_bound_ms(10000));
     close(fd);
     assert_get_item_answers(PROMPT_MS);
 }

@@ -3,6 +3,7 @@
  * clock, injected faults including the lost response, durability of --db across a
  * restart and a SIGKILL, and the `fakedb` program's arguments and signals. */
 #include "fdbt.h"
+#include "dl_check.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -37,13 +38,6 @@ static void setup(void)
 static void teardown(void)
 {
     fdbt_stop();
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void assert_serving(void)
@@ -230,11 +224,11 @@ START_TEST(clock_long_poll)
     ck_assert_int_ge(json_object_get_int64(fdbt_get(a.r.json, "now_ms")), 1700000005000LL);
     fdbt_free(&a.r);
     /* the timeout runs on real time */
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_raw("GET", "/fake/clock/wait?until_ms=1900000000000&timeout_ms=100", NULL, NULL, NULL, NULL, 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert(!json_object_get_boolean(fdbt_get(r.json, "reached")));
-    ck_assert_int_ge(mono_ms() - t0, 100);
+    ck_assert_int_ge(dl_check_mono_ms() - t0, 100);
     fdbt_free(&r);
     r = fdbt_raw("GET", "/fake/clock/wait?timeout_ms=100", NULL, NULL, NULL, NULL, 0);
     ck_assert_int_eq(r.status, 400);
@@ -354,10 +348,10 @@ START_TEST(fault_delay_and_stats)
 {
     fakedb_fault f = { .kind = FAKEDB_FAULT_DELAY, .operation = "GetItem", .delay_ms = 300, .count = 1 };
     ck_assert_int_gt(fakedb_fault_add(fdbt_db, &f), 0);
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"x\"}}}");
     ck_assert_int_eq(r.status, 200);
-    ck_assert_int_ge(mono_ms() - t0, 300);
+    ck_assert_int_ge(dl_check_mono_ms() - t0, 300);
     fdbt_free(&r);
     ck_assert_int_eq(fakedb_get_stats(fdbt_db, "GetItem").requests, 1);
     r = fdbt_raw("GET", "/fake/stats", NULL, NULL, NULL, NULL, 0);
