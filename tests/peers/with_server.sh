@@ -9,6 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/peers/missing.sh"
+. "$root/tests/support/fakedb.sh"
 kind=$1; shift
 bin=""
 if [ "$kind" = fakedb ]; then bin=$1; shift; fi
@@ -23,11 +24,11 @@ trap cleanup EXIT
 
 case "$kind" in
   fakedb)
-    "$bin" --port 0 --port-file "$tmp/port" >"$tmp/server.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 500); do [ -s "$tmp/port" ] && break; sleep 0.01; done
-    [ -s "$tmp/port" ] || { echo "with_server: fakedb did not start"; cat "$tmp/server.log"; exit 1; }
-    port=$(cat "$tmp/port")
+    started=0
+    fakedb_start "$bin" "$tmp" && started=1
+    pid=$fakedb_pid
+    [ "$started" = 1 ] || { echo "with_server: fakedb did not start"; exit 1; }
+    port=${fakedb_ep##*:}
     ;;
   ddblocal)
     # Under ctest, the fixture's shared DynamoDB Local (tests/peers/ddblocal.sh).
