@@ -287,6 +287,13 @@ void fdbt_expect_error_exact(const char *op, const char *body, const char *type,
     expect_answer(&r, 400, type, msg, true, call_name(what, sizeof what, op, body));
 }
 
+void fdbt_remove_dir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 int fdbt_dial(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

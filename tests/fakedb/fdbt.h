@@ -63,6 +63,10 @@ void fdbt_expect_call(const char *op, const char *body, long status, const char 
 void fdbt_expect_error(const char *op, const char *body, const char *type, const char *msg);
 void fdbt_expect_error_exact(const char *op, const char *body, const char *type, const char *msg);
 
+/* Removes a test's temporary directory and all it holds (rm -rf); the test fails when
+ * that fails. */
+void fdbt_remove_dir(const char *dir);
+
 /* A TCP connection to 127.0.0.1:port (a raw client, for what libcurl will not send). */
 int fdbt_dial(int port);
 

@@ -396,9 +396,7 @@ START_TEST(durable_file_survives_restart)
     fdbt_free(&r);
     fdbt_stop();
     fdbt_start(NULL);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
 }
 END_TEST
 
@@ -455,9 +453,7 @@ START_TEST(durable_file_past_checkpoints)
     free(body);
     fdbt_stop();
     fdbt_start(NULL);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
 }
 END_TEST
 
@@ -659,9 +655,7 @@ START_TEST(program_db_survives_sigkill)
     waitpid(pid, &st, 0);
     close(fd);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
 }
 END_TEST
 

@@ -316,9 +316,7 @@ START_TEST(tags_survive_restart)
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, "keep=me");
     fdbt_stop();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
     fdbt_start(NULL);   /* for teardown */
 }
 END_TEST
