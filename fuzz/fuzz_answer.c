@@ -10,9 +10,8 @@
 #include <json-c/json.h>
 
 #include "client.h"
+#include "fuzz_common.h"
 #include "items.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The item's JSON, read back, is the same JSON: what the client read it holds exactly. */
 static void round_trip(const ddb_item *it)

@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "internal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char g_path[64];
 

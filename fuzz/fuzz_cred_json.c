@@ -6,19 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "internal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    char *body = malloc(size);
+    char *body = fuzz_text(data + 1, size - 1);
     if (!body)
         return 0;
-    memcpy(body, data + 1, size - 1);
-    body[size - 1] = '\0';
     ddb__credentials c = { 0 };
     bool got;
     if (data[0] % 2 == 0) {

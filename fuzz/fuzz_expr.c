@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "expr.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_common.h"
 
 static const char NAMES[] = "{\"#a\":\"a\",\"#b\":\"b\",\"#l\":\"l\",\"#m\":\"m\"}";
 static const char VALUES[] =
@@ -26,11 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     fakedb__expr_kind kind = (fakedb__expr_kind)(data[0] % 5);
-    char *text = malloc(size);
+    char *text = fuzz_text(data + 1, size - 1);
     if (!text)
         return 0;
-    memcpy(text, data + 1, size - 1);
-    text[size - 1] = '\0';
 
     json_object *names = json_tokener_parse(NAMES);
     json_object *values = json_tokener_parse(VALUES);

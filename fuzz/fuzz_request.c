@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol.h"
-#include "sigv4.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#define FUZZ_FAKEDB
+#include "fuzz_common.h"
 
 static const char *const OPS[] = {
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
@@ -33,23 +31,7 @@ static fakedb *db;
 
 static void handle(const char *op, const char *body, size_t len)
 {
-    char target[64];
-    snprintf(target, sizeof target, "%s%s", strchr(op, '.') ? "" : "DynamoDB_20120810.", op);
-    static const dl_sigv4_header headers[] = {{"x-amz-date", "20260101T000000Z"},
-                                              {"host", "127.0.0.1"}};
-    fakedb__http_req rq = {
-        .method = "POST", .url = "/", .target = target,
-        .headers = headers, .n_headers = 2,
-        .content_type = "application/x-amz-json-1.0",
-        .authorization = "AWS4-HMAC-SHA256 Credential=AKIDFUZZ/20260101/us-east-1/dynamodb/"
-                         "aws4_request, SignedHeaders=host;x-amz-date, Signature="
-                         "0000000000000000000000000000000000000000000000000000000000000000",
-        .body = body, .body_len = len};
-    fakedb__http_resp rs = {0};
-    fakedb__handle_ddb(db, &rq, &rs, false);
-    if (getenv("FUZZ_SHOW"))
-        fprintf(stderr, "%d %.*s\n", rs.status, (int)rs.body_len, rs.body ? rs.body : "");
-    free(rs.body);
+    fuzz_fakedb_handle(db, op, body, len);
 }
 
 static void setup(void)

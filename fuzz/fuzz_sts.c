@@ -6,17 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "internal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *doc = malloc(size + 1);
+    char *doc = fuzz_text(data, size);
     if (!doc)
         return 0;
-    memcpy(doc, data, size);
-    doc[size] = '\0';
     static const char *const q[][2] = {
         { "AssumeRoleWithWebIdentityResult", "AccessKeyId" },
         { "AssumeRoleResult", "SessionToken" },

@@ -15,6 +15,7 @@ shift 2
 shard=""
 if [ "${1:-}" = --shard ]; then shard=$2; shift 2; fi
 only=("$@")
+. "$(cd "$(dirname "$0")/../support" && pwd)/fakedb.sh"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/dynalock-cli.XXXXXX")
 export W DL
@@ -206,12 +207,8 @@ term_hung() {
 
 # ------------------------------------------------------------------ the server
 
-"$FAKEDB" --clock fake:1767225600000 --port 0 --port-file "$W/port" >"$W/fakedb.log" 2>&1 &
-fakedb_pid=$!
-if ! poll_until 200 '[ -s "$W/port" ]'; then
-    echo "cli: fakedb did not start"; cat "$W/fakedb.log"; exit 1
-fi
-EP=http://127.0.0.1:$(cat "$W/port")
+fakedb_start "$FAKEDB" "$W" --clock fake:1767225600000 || { echo "cli: fakedb did not start"; exit 1; }
+EP=$fakedb_ep
 export AWS_ENDPOINT_URL_DYNAMODB=$EP
 poll_until 100 'curl -sf "$EP/fake/health" >/dev/null' || { echo "cli: fakedb unhealthy"; exit 1; }
 "$DL" table create cli --exist-ok >/dev/null || { echo "cli: cannot create table cli"; exit 1; }

@@ -11,13 +11,6 @@
 #include "client_util.h"
 #include "client.h"
 
-static int64_t real_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static ddb_client *client;
 static ddb_table *tab;
 
@@ -231,9 +224,9 @@ START_TEST(request_timeout)
     ddb_error err;
     ddb_table *t = ddb_table_open(c, "Tab", "pk", "sk", &err);
     ddb_item *k = key2("a", "s");
-    int64_t t0 = real_ms();
+    int64_t t0 = dl_check_mono_ms();
     ck_assert_int_eq(ddb_table_get_item(t, k, NULL, NULL, NULL, &err), DDB_ETIMEDOUT);
-    ck_assert_int_lt(real_ms() - t0, dl_check_bound_ms(1200));
+    ck_assert_int_lt(dl_check_mono_ms() - t0, dl_check_bound_ms(1200));
     ddb_item_free(k);
     ddb_table_close(t);
     ddb_client_free(c);
@@ -261,7 +254,7 @@ static void *call_thread(void *p)
     } else {
         a->rc = put_simple(a->t, "a", NULL, a->cancel, &a->err);
     }
-    a->done_ms = real_ms();
+    a->done_ms = dl_check_mono_ms();
     return NULL;
 }
 
@@ -276,7 +269,7 @@ START_TEST(cancel_during_backoff)
     /* A jittered delay may be 0 ms, so the call may be at its first or a later backoff. */
     int waited = ddb_fake_clock_wait_for_waiters(dl_fx.clock, 1, 10000);
     long sent = fakedb_get_stats(dl_fx.db, "PutItem").requests;
-    int64_t t0 = real_ms();
+    int64_t t0 = dl_check_mono_ms();
     ddb_cancel_set(a.cancel);
     pthread_join(th, NULL); /* joined before any assertion, so a failure cannot hang */
     ck_assert_int_eq(waited, 0);
@@ -304,7 +297,7 @@ START_TEST(cancel_during_request)
     /* Wait until the server has the request: its delay fault fired. */
     bool arrived = fakedb_wait_faults_fired(dl_fx.db, fired + 1, dl_check_bound_ms(10000)) == 0;
     long answered = fakedb_get_stats(dl_fx.db, "GetItem").requests;
-    int64_t t0 = real_ms();
+    int64_t t0 = dl_check_mono_ms();
     ddb_cancel_set(a.cancel);
     pthread_join(th, NULL); /* joined before any assertion, so a failure cannot hang */
     ck_assert(arrived);

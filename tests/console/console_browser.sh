@@ -7,6 +7,7 @@
 set -euo pipefail
 FAKEDB=$1 DL=$2 OUT=$3 PEERS=$4
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../support/fakedb.sh"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 if [ ! -x "$CHROMIUM" ]; then echo "SKIP: no Chromium at $CHROMIUM (apt-get install chromium)"; exit 77; fi
 if ! command -v node >/dev/null 2>&1; then echo "SKIP: node not found"; exit 77; fi
@@ -22,12 +23,8 @@ cleanup() {
 trap cleanup EXIT
 rm -rf "$OUT"
 mkdir -p "$OUT"
-"$FAKEDB" --clock fake:1767225600000 --port 0 --port-file "$W/port" >"$W/fakedb.log" 2>&1 &
-fakedb_pid=$!
-# the port file is written (atomically) once the server listens
-for _ in $(seq 400); do [ -s "$W/port" ] && break; kill -0 "$fakedb_pid" || break; sleep 0.05; done
-[ -s "$W/port" ] || { echo "console: fakedb did not start"; cat "$W/fakedb.log"; exit 1; }
-EP=http://127.0.0.1:$(cat "$W/port")
+fakedb_start "$FAKEDB" "$W" --clock fake:1767225600000 || { echo "console: fakedb did not start"; exit 1; }
+EP=$fakedb_ep
 export AWS_ACCESS_KEY_ID=console AWS_SECRET_ACCESS_KEY=console AWS_REGION=us-east-1
 "$DL" table create Locks --endpoint "$EP" >/dev/null
 "$DL" simulate --table Locks --endpoint "$EP" --lease 30s --label '<img src=x onerror=alert(1)>' holder nightly >/dev/null

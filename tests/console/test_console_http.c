@@ -131,13 +131,6 @@ static http change(const char *method, const char *path, const char *body)
     return req(method, path, body, k_console);
 }
 
-static void call_ok(const char *op, const char *body)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 200, "%s: %ld %s", op, r.status, r.body ? r.body : "");
-    fdbt_free(&r);
-}
-
 static int64_t now_ms(void)
 {
     http h = get("/fake/console/api/clock");
@@ -226,12 +219,12 @@ START_TEST(tables_and_items)
 {
     fdbt_table("Shop", "sk", "S");
     fdbt_table("Other", NULL, NULL);
-    call_ok("UpdateTimeToLive", "{\"TableName\":\"Shop\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
+    fdbt_expect_ok("UpdateTimeToLive", "{\"TableName\":\"Shop\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
     const char *pks[] = { "a1", "a2", "b1", "<img src=x onerror=alert(1)>" };
     for (size_t i = 0; i < 4; i++) {
         char body[300];
         snprintf(body, sizeof body, "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"x\"},\"n\":{\"N\":\"%zu\"}}}", pks[i], i);
-        call_ok("PutItem", body);
+        fdbt_expect_ok("PutItem", body);
     }
     http h = get("/fake/console/api/tables");
     ck_assert_int_eq(h.status, 200);
@@ -311,15 +304,15 @@ END_TEST
 
 START_TEST(item_history_from_stream)
 {
-    call_ok("CreateTable", "{\"TableName\":\"Str\",\"BillingMode\":\"PAY_PER_REQUEST\","
-                           "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
-                           "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                           "\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_AND_OLD_IMAGES\"}}");
-    call_ok("PutItem", "{\"TableName\":\"Str\",\"Item\":{\"pk\":{\"S\":\"k\"},\"v\":{\"N\":\"1\"}}}");
-    call_ok("PutItem", "{\"TableName\":\"Str\",\"Item\":{\"pk\":{\"S\":\"other\"}}}");
-    call_ok("UpdateItem", "{\"TableName\":\"Str\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"UpdateExpression\":\"SET v = :v\","
-                          "\"ExpressionAttributeValues\":{\":v\":{\"N\":\"2\"}}}");
-    call_ok("DeleteItem", "{\"TableName\":\"Str\",\"Key\":{\"pk\":{\"S\":\"k\"}}}");
+    fdbt_expect_ok("CreateTable", "{\"TableName\":\"Str\",\"BillingMode\":\"PAY_PER_REQUEST\","
+                                  "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+                                  "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                  "\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_AND_OLD_IMAGES\"}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Str\",\"Item\":{\"pk\":{\"S\":\"k\"},\"v\":{\"N\":\"1\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Str\",\"Item\":{\"pk\":{\"S\":\"other\"}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Str\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"UpdateExpression\":\"SET v = :v\","
+                                 "\"ExpressionAttributeValues\":{\":v\":{\"N\":\"2\"}}}");
+    fdbt_expect_ok("DeleteItem", "{\"TableName\":\"Str\",\"Key\":{\"pk\":{\"S\":\"k\"}}}");
     http h = get("/fake/console/api/history?table=Str&key=%7B%22pk%22%3A%7B%22S%22%3A%22k%22%7D%7D");
     ck_assert_int_eq(h.status, 200);
     ck_assert(json_object_get_boolean(fdbt_get(h.json, "stream")));
@@ -365,7 +358,7 @@ static void put_lock(const char *table, const char *pk, const char *sk, const ch
              "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"}%s%s%s,\"rvn\":{\"S\":\"%s\"},\"fence\":{\"N\":\"3\"}%s}}",
              table, pk, sk ? ",\"sk\":{\"S\":\"" : "", sk ? sk : "", sk ? "\"}" : "", rvn,
              held ? ",\"owner\":{\"S\":\"o1\"},\"leaseMs\":{\"N\":\"10000\"},\"holder\":{\"S\":\"<b>pod</b>\"},\"value\":{\"S\":\"v\"}" : "");
-    call_ok("PutItem", body);
+    fdbt_expect_ok("PutItem", body);
 }
 
 START_TEST(locks_and_unchanged_time)
@@ -373,7 +366,7 @@ START_TEST(locks_and_unchanged_time)
     fdbt_table("Loc", NULL, NULL);
     fdbt_table("Lo2", "sk", "S");
     put_lock("Loc", "LOCK#a", NULL, "r1", true);
-    call_ok("PutItem", "{\"TableName\":\"Loc\",\"Item\":{\"pk\":{\"S\":\"order#1\"},\"owner\":{\"S\":\"x\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Loc\",\"Item\":{\"pk\":{\"S\":\"order#1\"},\"owner\":{\"S\":\"x\"}}}");
     put_lock("Lo2", "LOCK#b", "LOCK", "r1", true);
     put_lock("Lo2", "LOCK#c", "other", "r1", true);
     http h = get("/fake/console/api/locks");
@@ -432,7 +425,7 @@ START_TEST(locks_and_unchanged_time)
     http_free(&h);
 
     /* deleted and put again: first seen anew */
-    call_ok("DeleteItem", "{\"TableName\":\"Loc\",\"Key\":{\"pk\":{\"S\":\"LOCK#a\"}}}");
+    fdbt_expect_ok("DeleteItem", "{\"TableName\":\"Loc\",\"Key\":{\"pk\":{\"S\":\"LOCK#a\"}}}");
     h = get("/fake/console/api/locks");
     ck_assert_ptr_null(lock_named(fdbt_get(h.json, "locks"), "a"));
     http_free(&h);
@@ -561,7 +554,7 @@ END_TEST
 START_TEST(recent_requests)
 {
     fdbt_table("Req", NULL, NULL);
-    call_ok("PutItem", "{\"TableName\":\"Req\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Req\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Missing\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
     ck_assert_int_eq(r.status, 400);
     fdbt_free(&r);
@@ -602,7 +595,7 @@ START_TEST(recent_requests)
 
     /* the ring keeps the last 512, in order */
     for (int i = 0; i < 600; i++)
-        call_ok("GetItem", "{\"TableName\":\"Req\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+        fdbt_expect_ok("GetItem", "{\"TableName\":\"Req\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
     h = get("/fake/console/api/requests?after=0");
     list = fdbt_get(h.json, "requests");
     ck_assert_uint_eq(json_object_array_length(list), 512);
@@ -731,13 +724,6 @@ START_TEST(concurrent_requests_and_console)
 }
 END_TEST
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 typedef struct poll_arg {
     char path[128];
     atomic_long tid;
@@ -749,9 +735,9 @@ static void *long_poll(void *arg)
 {
     poll_arg *p = arg;
     atomic_store(&p->tid, (long)syscall(SYS_gettid));
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     p->answer = req_any_thread("GET", p->path, NULL, NULL);
-    p->took_ms = mono_ms() - t0;
+    p->took_ms = dl_check_mono_ms() - t0;
     return NULL;
 }
 
@@ -767,9 +753,9 @@ START_TEST(requests_long_poll)
     /* nothing new: answers empty once the wait is over */
     char path[128];
     snprintf(path, sizeof path, "/fake/console/api/requests?after=%lld&wait_ms=200", (long long)seq);
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     h = get(path);
-    int64_t took = mono_ms() - t0;
+    int64_t took = dl_check_mono_ms() - t0;
     ck_assert_int_eq(h.status, 200);
     ck_assert_uint_eq(json_object_array_length(fdbt_get(h.json, "requests")), 0);
     ck_assert_int_ge(took, 190);
@@ -777,10 +763,10 @@ START_TEST(requests_long_poll)
 
     /* something already there: at once */
     snprintf(path, sizeof path, "/fake/console/api/requests?after=%lld&wait_ms=30000", (long long)seq - 1);
-    t0 = mono_ms();
+    t0 = dl_check_mono_ms();
     h = get(path);
     ck_assert_uint_eq(json_object_array_length(fdbt_get(h.json, "requests")), 1);
-    ck_assert_int_lt(mono_ms() - t0, dl_check_bound_ms(10000));
+    ck_assert_int_lt(dl_check_mono_ms() - t0, dl_check_bound_ms(10000));
     http_free(&h);
 
     /* a poll that waits is answered by the next request, long before its wait is over */
@@ -796,7 +782,7 @@ START_TEST(requests_long_poll)
     h = get("/fake/console/api/clock");
     ck_assert_int_eq(h.status, 200);
     http_free(&h);
-    call_ok("GetItem", "{\"TableName\":\"Lpo\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
+    fdbt_expect_ok("GetItem", "{\"TableName\":\"Lpo\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
     pthread_join(th, NULL);
     ck_assert_int_eq(p.answer.curl_rc, CURLE_OK);
     ck_assert_int_eq(p.answer.status, 200);

@@ -614,6 +614,33 @@ void cx_event_wait(cx_event *e, int n)
     pthread_mutex_unlock(&e->mu);
 }
 
+static void late_update_span_start(void *arg, uint64_t id, uint64_t parent, const char *name,
+                                   const uint64_t *links, size_t n_links)
+{
+    (void)id;
+    (void)links;
+    (void)n_links;
+    cx_late_update *l = arg;
+    if (parent != 0 && strcmp(name, "UpdateItem") == 0 && atomic_exchange(&l->armed, false)) {
+        ddb_fake_clock_advance(CX.fx.clock, l->by_ms);
+        atomic_fetch_add(&l->fired, 1);
+    }
+}
+
+void cx_late_update_init(cx_late_update *l)
+{
+    memset(l, 0, sizeof *l);
+    l->tel = (ddb_telemetry){.arg = l, .span_start = late_update_span_start};
+    atomic_init(&l->armed, false);
+    atomic_init(&l->fired, 0);
+}
+
+void cx_late_update_arm(cx_late_update *l, int64_t by_ms)
+{
+    l->by_ms = by_ms;
+    atomic_store(&l->armed, true);
+}
+
 void cx_event_destroy(cx_event *e)
 {
     pthread_cond_destroy(&e->cv);

@@ -139,6 +139,21 @@ void proc_wait_refusals(proc *p, long n);
 void cx_advance(int64_t ms);
 int64_t cx_mono_ms(void);
 
+/* A late write: telemetry that moves the fake clock (CX.fx.clock) by by_ms when the next
+ * UpdateItem request starts (its span, a child of the lock call's), once per
+ * cx_late_update_arm. The write is on its way when the time moves, as if its answer came
+ * that late. Give &tel to a client's options; it must outlive the client. */
+typedef struct cx_late_update {
+    ddb_telemetry tel;
+    int64_t by_ms;
+    atomic_bool armed;
+    atomic_int fired;       /* times it moved the clock */
+} cx_late_update;
+/* Sets l up, not armed. */
+void cx_late_update_init(cx_late_update *l);
+/* The next UpdateItem request moves the clock by by_ms (any thread). */
+void cx_late_update_arm(cx_late_update *l, int64_t by_ms);
+
 /* ----------------------------------------------------------- the lock item */
 
 /* Reads the lock item (strongly consistent) through p's table. */

@@ -488,33 +488,18 @@ END_TEST
 
 /* An acquire whose answer arrives only after a whole lease hands out a lease that has
  * ended already. The clock is moved while the write is on its way. */
-typedef struct late {
-    rec *rec;
-    int64_t advance_ms;
-    bool done;
-} late;
-
-static void late_span_start(void *arg, uint64_t id, uint64_t parent, const char *name,
-                            const uint64_t *links, size_t n_links)
-{
-    late *l = arg;
-    if (!l->done && parent != 0 && strcmp(name, "UpdateItem") == 0) {
-        l->done = true;
-        ddb_fake_clock_advance(CX.fx.clock, l->advance_ms);
-    }
-}
-
 START_TEST(test_acquire_answered_after_lease_is_ended)
 {
-    late l = {.advance_ms = LEASE};
-    ddb_telemetry tel = {.arg = &l, .span_start = late_span_start};
-    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &tel});
+    cx_late_update l;
+    cx_late_update_init(&l);
+    cx_late_update_arm(&l, LEASE);
+    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &l.tel});
     ddb_error err;
     ddb_table *t = ddb_table_open(c, CX.shop, "pk", "sk", &err);
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);
     ddb_lease *lease = NULL;
     ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
-    ck_assert(l.done);
+    ck_assert_int_eq(atomic_load(&l.fired), 1);
     ck_assert_ptr_nonnull(lease);
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_EXPIRED);
@@ -523,7 +508,7 @@ START_TEST(test_acquire_answered_after_lease_is_ended)
     ck_assert(!held);
     ddb_lease_release(lease);
     /* A little less than a lease late is still a lease. */
-    l = (late){.advance_ms = LEASE - 1};
+    cx_late_update_arm(&l, LEASE - 1);
     ck_assert_int_eq(ddb_lock_try_acquire(locks, "job2", LEASE, &lease, NULL, &err), 0);
     ck_assert(!ddb_cancel_is_set(ddb_lease_ended(lease)));
     ddb_lease_release(lease);

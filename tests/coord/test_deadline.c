@@ -100,34 +100,18 @@ END_TEST
 /* A renewal whose answer comes after the deadline is not acted on: the answer is
  * abandoned at the deadline, and the lease stays lost. The answer is made late by moving
  * the clock while the request starts. */
-typedef struct late {
-    atomic_bool armed;
-    int64_t by_ms;
-} late;
-
-static void late_span_start(void *arg, uint64_t id, uint64_t parent, const char *name,
-                            const uint64_t *links, size_t n_links)
-{
-    (void)id;
-    (void)links;
-    (void)n_links;
-    late *l = arg;
-    if (parent != 0 && strcmp(name, "UpdateItem") == 0 && atomic_exchange(&l->armed, false))
-        ddb_fake_clock_advance(CX.fx.clock, l->by_ms);
-}
-
 START_TEST(test_late_renewal_answer_not_acted_on)
 {
-    late l = {.by_ms = LEASE};
-    ddb_telemetry tel = {.arg = &l, .span_start = late_span_start};
-    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &tel});
+    cx_late_update l;
+    cx_late_update_init(&l);
+    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &l.tel});
     ddb_error err;
     ddb_table *t = ddb_table_open(c, CX.shop, "pk", "sk", &err);
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);
     proc *b = cx_proc(NULL);
     ddb_lease *lease = NULL;
     ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
-    atomic_store(&l.armed, true);
+    cx_late_update_arm(&l, LEASE);
     cx_advance(LEASE / 3); /* sent at 10 s; by the time it is on its way, 40 s */
     ck_assert(ddb_cancel_is_set(ddb_lease_ended(lease)));
     ck_assert_int_eq(ddb_lease_loss_reason(lease), DDB_LOSS_EXPIRED);

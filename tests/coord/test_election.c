@@ -294,24 +294,12 @@ END_TEST
 
 /* A lease that has ended by the time its acquire answers starts no term; the election
  * contends again. */
-typedef struct late {
-    atomic_int left;
-} late;
-
-static void late_span_start(void *arg, uint64_t id, uint64_t parent, const char *name,
-                            const uint64_t *links, size_t n_links)
-{
-    late *l = arg;
-    if (parent != 0 && strcmp(name, "UpdateItem") == 0 && atomic_fetch_sub(&l->left, 1) > 0)
-        ddb_fake_clock_advance(CX.fx.clock, LEASE);
-}
-
 START_TEST(test_late_lease_starts_no_term)
 {
-    late lt;
-    atomic_init(&lt.left, 1);
-    ddb_telemetry tel = {.arg = &lt, .span_start = late_span_start};
-    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &tel});
+    cx_late_update lt;
+    cx_late_update_init(&lt);
+    cx_late_update_arm(&lt, LEASE);
+    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &lt.tel});
     ddb_error err;
     ddb_table *t = ddb_table_open(c, CX.shop, "pk", "sk", &err);
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);

@@ -63,24 +63,11 @@ END_TEST
 
 /* The next renewal is sent a third of the lease after the last successful one was SENT,
  * not after its answer: a renewal whose answer takes 2 s does not push the next. */
-typedef struct slow {
-    atomic_bool armed;
-    int64_t delay_ms;
-} slow;
-
-static void slow_span_start(void *arg, uint64_t id, uint64_t parent, const char *name,
-                            const uint64_t *links, size_t n_links)
-{
-    slow *s = arg;
-    if (parent != 0 && strcmp(name, "UpdateItem") == 0 && atomic_exchange(&s->armed, false))
-        ddb_fake_clock_advance(CX.fx.clock, s->delay_ms);
-}
-
 START_TEST(test_next_renewal_timed_from_send)
 {
-    slow s = {.delay_ms = 2000};
-    ddb_telemetry tel = {.arg = &s, .span_start = slow_span_start};
-    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &tel});
+    cx_late_update s;
+    cx_late_update_init(&s);
+    ddb_client *c = dl_fixture_client(&CX.fx, &(ddb_client_options){.telemetry = &s.tel});
     ddb_error err;
     ddb_table *t = ddb_table_open(c, CX.shop, "pk", "sk", &err);
     ddb_lock_table *locks = ddb_lock_table_new(t, NULL, &err);
@@ -89,7 +76,7 @@ START_TEST(test_next_renewal_timed_from_send)
     ck_assert_int_eq(ddb_lock_try_acquire(locks, "job", LEASE, &lease, NULL, &err), 0);
     ddb__lock_item first, second, third;
     cx_read(watch, "job", &first);
-    atomic_store(&s.armed, true);
+    cx_late_update_arm(&s, 2000);
     cx_advance(10000); /* the renewal is sent at 10 s, answered at 12 s */
     cx_read(watch, "job", &second);
     ck_assert_str_ne(first.rvn, second.rvn);

@@ -6,6 +6,7 @@
 # the election (exit 1). Usage: service_test.sh ORDER_SWEEPER DYNALOCK FAKEDB
 set -uo pipefail
 svc=$1 dl=$2 fakedb=$3
+. "$(cd "$(dirname "$0")/../support" && pwd)/fakedb.sh"
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -19,10 +20,10 @@ check() { # NAME CONDITION...
 # standing in for one.
 poll_until() { for _ in $(seq 1 600); do eval "$1" && return 0; sleep 0.05; done; return 1; }
 
-"$fakedb" --port 0 --port-file "$tmp/port" >"$tmp/fakedb.log" 2>&1 &
-pids+=($!)
-poll_until '[ -s "$tmp/port" ]' || { echo "service: fakedb did not start"; exit 1; }
-export AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$(cat "$tmp/port")"
+fakedb_start "$fakedb" "$tmp"; st=$?
+pids+=("$fakedb_pid")
+[ "$st" = 0 ] || { echo "service: fakedb did not start"; exit 1; }
+export AWS_ENDPOINT_URL_DYNAMODB=$fakedb_ep
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true
 "$dl" table create Shop --pk pk --sk sk >/dev/null || { echo "service: cannot create the table"; exit 1; }
 state() { "$dl" state order-sweeper --table Shop --sk sk --json 2>/dev/null; }

@@ -5,10 +5,17 @@
 
 #include <check.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 fakedb *fdbt_db;
 
@@ -217,4 +224,140 @@ void fdbt_table(const char *name, const char *sk, const char *sk_type)
     fdbt_resp r = fdbt_call("CreateTable", body);
     ck_assert_msg(r.status == 200, "CreateTable %s: %s", name, r.body ? r.body : "(none)");
     fdbt_free(&r);
+}
+
+static void expect_answer(fdbt_resp *r, long status, const char *type, const char *msg, bool exact,
+                          const char *what)
+{
+    const char *w = what ? what : "";
+    const char *body = r->body ? r->body : "";
+    ck_assert_msg(r->status == status, "%s: status %ld, want %ld: %s", w, r->status, status, body);
+    ck_assert_msg(!strcmp(fdbt_error(r), type), "%s: type '%s', want '%s': %s", w, fdbt_error(r), type,
+                  body);
+    if (msg)
+        ck_assert_msg(exact ? !strcmp(fdbt_message(r), msg) : strstr(fdbt_message(r), msg) != NULL,
+                      "%s: message '%s', want %s'%s'", w, fdbt_message(r), exact ? "" : "a part ", msg);
+    fdbt_free(r);
+}
+
+void fdbt_expect_answer(fdbt_resp *r, long status, const char *type, const char *msg,
+                        const char *what)
+{
+    expect_answer(r, status, type, msg, false, what);
+}
+
+void fdbt_expect_answer_exact(fdbt_resp *r, long status, const char *type, const char *msg,
+                              const char *what)
+{
+    expect_answer(r, status, type, msg, true, what);
+}
+
+void fdbt_expect_ok(const char *op, const char *body)
+{
+    fdbt_resp r = fdbt_call(op, body);
+    ck_assert_msg(r.status == 200, "%s %s: %ld %s", op, body, r.status, r.body ? r.body : "");
+    fdbt_free(&r);
+}
+
+/* "op body", cut to fit: names the call in a failure. */
+static const char *call_name(char *out, size_t cap, const char *op, const char *body)
+{
+    snprintf(out, cap, "%s %s", op, body);
+    return out;
+}
+
+void fdbt_expect_call(const char *op, const char *body, long status, const char *type)
+{
+    char what[512];
+    fdbt_resp r = fdbt_call(op, body);
+    expect_answer(&r, status, type, NULL, false, call_name(what, sizeof what, op, body));
+}
+
+void fdbt_expect_error(const char *op, const char *body, const char *type, const char *msg)
+{
+    char what[512];
+    fdbt_resp r = fdbt_call(op, body);
+    expect_answer(&r, 400, type, msg, false, call_name(what, sizeof what, op, body));
+}
+
+void fdbt_expect_error_exact(const char *op, const char *body, const char *type, const char *msg)
+{
+    char what[512];
+    fdbt_resp r = fdbt_call(op, body);
+    expect_answer(&r, 400, type, msg, true, call_name(what, sizeof what, op, body));
+}
+
+void fdbt_remove_dir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+int fdbt_dial(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_msg(fd >= 0, "socket: %s", strerror(errno));
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect: %s", strerror(errno));
+    return fd;
+}
+
+char *fdbt_program(void)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/fakedb/fakedb", DYNALOCK_BINARY_DIR);
+    return path;
+}
+
+pid_t fdbt_spawn(char *const argv[], int *out_fd)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        close(p[0]);
+        close(p[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    *out_fd = p[0];
+    return pid;
+}
+
+int fdbt_read_port(int fd)
+{
+    static const char listening[] = "fakedb listening on http://127.0.0.1:";
+    char line[256];
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t k = read(fd, line + n, 1);
+        if (k <= 0 || line[n] == '\n')
+            break;
+        n++;
+    }
+    line[n] = 0;
+    const char *p = strstr(line, listening);
+    ck_assert_msg(p != NULL, "output: %s", line);
+    return atoi(p + strlen(listening));
+}
+
+void fdbt_stop_program(pid_t pid, int fd)
+{
+    int st;
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    close(fd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
 }

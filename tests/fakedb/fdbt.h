@@ -6,6 +6,7 @@
 #include <fakedb/fakedb.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 typedef struct fdbt_resp {
     long status;            /* HTTP status; 0 when the connection failed */
@@ -41,5 +42,45 @@ const char *fdbt_str(const fdbt_resp *r, const char *path);
 
 /* Creates a table pk (S) [+ sk with the given type]. */
 void fdbt_table(const char *name, const char *sk, const char *sk_type);
+
+/* ---- expected answers. Each asserts (Check, on the test's thread), frees the response
+ * and, on failure, names the call and shows the status and body. */
+
+/* `r` has HTTP status `status` and the __type `type` after '#' ("" for none, as an answer
+ * without an error has); when msg is not NULL, its message contains msg
+ * (fdbt_expect_answer) or is exactly msg (fdbt_expect_answer_exact). `what` names the
+ * call in a failure (may be NULL). Frees r. */
+void fdbt_expect_answer(fdbt_resp *r, long status, const char *type, const char *msg,
+                        const char *what);
+void fdbt_expect_answer_exact(fdbt_resp *r, long status, const char *type, const char *msg,
+                              const char *what);
+/* fdbt_call(op, body) answers 200. */
+void fdbt_expect_ok(const char *op, const char *body);
+/* fdbt_call(op, body) answers `status` with the __type `type` ("" for none). */
+void fdbt_expect_call(const char *op, const char *body, long status, const char *type);
+/* fdbt_call(op, body) answers 400 with `type` and, when msg is not NULL, a message that
+ * contains msg (fdbt_expect_error) or is exactly msg (fdbt_expect_error_exact). */
+void fdbt_expect_error(const char *op, const char *body, const char *type, const char *msg);
+void fdbt_expect_error_exact(const char *op, const char *body, const char *type, const char *msg);
+
+/* Removes a test's temporary directory and all it holds (rm -rf); the test fails when
+ * that fails. */
+void fdbt_remove_dir(const char *dir);
+
+/* A TCP connection to 127.0.0.1:port (a raw client, for what libcurl will not send). */
+int fdbt_dial(int port);
+
+/* ---- the fakedb program (DYNALOCK_BINARY_DIR/fakedb/fakedb) as a process. */
+
+/* Its path (a static buffer). */
+char *fdbt_program(void);
+/* Starts argv (argv[0]: the program) with its stdout on a pipe, whose read end is
+ * *out_fd (the caller closes it), and its stderr on /dev/null. Its pid. */
+pid_t fdbt_spawn(char *const argv[], int *out_fd);
+/* Reads the program's first line from fd ("fakedb listening on http://127.0.0.1:PORT")
+ * and returns PORT; the test fails on any other line. */
+int fdbt_read_port(int fd);
+/* Stops the program with SIGTERM and asserts that it exits 0; closes fd. */
+void fdbt_stop_program(pid_t pid, int fd);
 
 #endif

@@ -83,13 +83,6 @@ static void expect_tables(const char *key, const char *region, const char *want)
     fdbt_free(&r);
 }
 
-static void expect_error(fdbt_resp *r, long status, const char *type)
-{
-    ck_assert_msg(r->status == status && !strcmp(fdbt_error(r), type), "want %ld %s: %ld %s", status, type,
-                  r->status, r->body);
-    fdbt_free(r);
-}
-
 START_TEST(two_keys_create_the_same_table_name)
 {
     ok("AKIDALPHA", "us-east-1", "CreateTable", TABLE_PK);
@@ -109,7 +102,7 @@ START_TEST(two_keys_create_the_same_table_name)
     fdbt_free(&r);
     /* B's table has other keys: A's item key does not fit it. */
     r = as("AKIDBETA", "us-east-1", "GetItem", GET_A);
-    expect_error(&r, 400, "ValidationException");
+    fdbt_expect_answer(&r, 400, "ValidationException", NULL, NULL);
     r = as("AKIDBETA", "us-east-1", "Scan", T);
     ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 0);
     fdbt_free(&r);
@@ -126,9 +119,9 @@ START_TEST(a_third_key_sees_neither)
     ok("AKIDBETA", "us-east-1", "CreateTable", TABLE_PK_SK);
     expect_tables("AKIDGAMMA", "us-east-1", "");
     fdbt_resp r = as("AKIDGAMMA", "us-east-1", "DescribeTable", T);
-    expect_error(&r, 400, "ResourceNotFoundException");
+    fdbt_expect_answer(&r, 400, "ResourceNotFoundException", NULL, NULL);
     r = as("AKIDGAMMA", "us-east-1", "PutItem", PUT_A);
-    expect_error(&r, 400, "ResourceNotFoundException");
+    fdbt_expect_answer(&r, 400, "ResourceNotFoundException", NULL, NULL);
     /* The same letters in another case are another key. */
     expect_tables("akidalpha", "us-east-1", "");
     /* fdbt_call's own key (AKIDEXAMPLE) sees none of them either. */
@@ -164,7 +157,7 @@ START_TEST(shared_by_default)
     ck_assert_str_eq(fdbt_str(&r, "Item.who.S"), "A");
     fdbt_free(&r);
     r = as("AKIDBETA", "eu-west-1", "CreateTable", TABLE_PK_SK);
-    expect_error(&r, 400, "ResourceInUseException");
+    fdbt_expect_answer(&r, 400, "ResourceInUseException", NULL, NULL);
     /* Any key is accepted, letters and digits or not. */
     expect_tables("AKID-WITH.DOTS", "us-east-1", "Tbl");
     fakedb_error err;
@@ -190,13 +183,13 @@ START_TEST(hostile_keys_and_regions)
     longest[128] = 'K';
     longest[129] = 0;
     fdbt_resp r = as(longest, "us-east-1", "ListTables", "{}");
-    expect_error(&r, 400, "UnrecognizedClientException");
+    fdbt_expect_answer(&r, 400, "UnrecognizedClientException", NULL, NULL);
     /* A region that is no region's name is us-east-1, as in ARNs. */
     ok("AKIDALPHA", "../../etc", "CreateTable", TABLE_PK);
     expect_tables("AKIDALPHA", "us-east-1", "Tbl");
     /* No credential scope at all: DynamoDB's answer for an unsigned request. */
     r = fdbt_raw("POST", "/", "DynamoDB_20120810.ListTables", CT, NULL, "{}", 2);
-    expect_error(&r, 400, "MissingAuthenticationTokenException");
+    fdbt_expect_answer(&r, 400, "MissingAuthenticationTokenException", NULL, NULL);
     /* A table for the embedding program names no database. */
     fakedb_error err;
     ck_assert_int_eq(fakedb_create_table(fdbt_db, "X", "pk", NULL, &err), FAKEDB_EINVAL);
@@ -426,28 +419,6 @@ START_TEST(files_beside_db_survive_a_restart)
 }
 END_TEST
 
-/* The program: --separate-databases takes no value; with it, keys see their own tables. */
-static pid_t spawn(char *const argv[], int *out_fd)
-{
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2);
-        close(p[0]);
-        close(p[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(p[1]);
-    *out_fd = p[0];
-    return pid;
-}
-
 static long program_call(int port, const char *key, const char *op, const char *body, char **out)
 {
     CURL *c = curl_easy_init();
@@ -476,28 +447,21 @@ static long program_call(int port, const char *key, const char *op, const char *
     return status;
 }
 
+/* The program: --separate-databases takes no value; with it, keys see their own tables. */
 START_TEST(program_option)
 {
-    char program[600];
-    snprintf(program, sizeof program, "%s/fakedb/fakedb", DYNALOCK_BINARY_DIR);
+    char *program = fdbt_program();
     int fd, st;
     char *valued[] = { program, "--separate-databases=yes", NULL };
-    pid_t pid = spawn(valued, &fd);
+    pid_t pid = fdbt_spawn(valued, &fd);
     waitpid(pid, &st, 0);
     close(fd);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 64);
 
     char *run[] = { program, "--port", "0", "--separate-databases", NULL };
-    pid = spawn(run, &fd);
-    char line[256];
-    size_t n = 0;
-    while (n < sizeof line - 1 && read(fd, line + n, 1) == 1 && line[n] != '\n')
-        n++;
-    line[n] = 0;
-    const char *at = strstr(line, "fakedb listening on http://127.0.0.1:");
-    ck_assert_msg(at != NULL, "output: %s", line);
-    int port = atoi(at + strlen("fakedb listening on http://127.0.0.1:"));
+    pid = fdbt_spawn(run, &fd);
+    int port = fdbt_read_port(fd);
     char *out = NULL;
     ck_assert_int_eq(program_call(port, "AKIDALPHA", "CreateTable", TABLE_PK, &out), 200);
     free(out);
@@ -507,11 +471,7 @@ START_TEST(program_option)
     ck_assert_int_eq(program_call(port, "AKIDALPHA", "ListTables", "{}", &out), 200);
     ck_assert_msg(strstr(out, "\"TableNames\":[\"Tbl\"]"), "%s", out);
     free(out);
-    kill(pid, SIGTERM);
-    waitpid(pid, &st, 0);
-    close(fd);
-    ck_assert(WIFEXITED(st));
-    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    fdbt_stop_program(pid, fd);
 }
 END_TEST
 

@@ -24,49 +24,31 @@ static void teardown(void)
     fdbt_stop();
 }
 
-static void expect_ok(const char *op, const char *body)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 200, "%s: %ld %s", op, r.status, r.body ? r.body : "");
-    fdbt_free(&r);
-}
-
-/* The error's type after '#' and its exact message (NULL: any). */
-static void expect_error(const char *op, const char *body, const char *type, const char *msg)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 400, "%s: status %ld %s", op, r.status, r.body ? r.body : "");
-    ck_assert_msg(!strcmp(fdbt_error(&r), type), "%s: %s", op, r.body);
-    if (msg)
-        ck_assert_msg(!strcmp(fdbt_message(&r), msg), "%s: message '%s', want '%s'", op, fdbt_message(&r), msg);
-    fdbt_free(&r);
-}
-
 #define LA_VALUES "\"ExpressionAttributeValues\":{\":a\":{\"L\":[{\"N\":\"1\"}]},\":b\":{\"L\":[{\"N\":\"2\"}]},\":c\":{\"L\":[{\"N\":\"3\"}]}}"
 
 START_TEST(nested_list_append_refused)
 {
     const char *msg = "Invalid UpdateExpression: The function is not allowed to be used this way in an expression; function: list_append";
-    expect_error("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
-                 "\"UpdateExpression\":\"SET l = list_append(list_append(:a, :b), :c)\"," LA_VALUES "}",
-                 "ValidationException", msg);
-    expect_error("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
-                 "\"UpdateExpression\":\"SET l = list_append(:a, list_append(:b, :c))\"," LA_VALUES "}",
-                 "ValidationException", msg);
-    expect_error("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
-                 "\"UpdateExpression\":\"SET l = if_not_exists(l, list_append(:a, :b))\","
-                 "\"ExpressionAttributeValues\":{\":a\":{\"L\":[]},\":b\":{\"L\":[]}}}",
-                 "ValidationException", msg);
+    fdbt_expect_error_exact("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                            "\"UpdateExpression\":\"SET l = list_append(list_append(:a, :b), :c)\"," LA_VALUES "}",
+                            "ValidationException", msg);
+    fdbt_expect_error_exact("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                            "\"UpdateExpression\":\"SET l = list_append(:a, list_append(:b, :c))\"," LA_VALUES "}",
+                            "ValidationException", msg);
+    fdbt_expect_error_exact("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                            "\"UpdateExpression\":\"SET l = if_not_exists(l, list_append(:a, :b))\","
+                            "\"ExpressionAttributeValues\":{\":a\":{\"L\":[]},\":b\":{\"L\":[]}}}",
+                            "ValidationException", msg);
     /* nothing was written; if_not_exists nests anywhere, as DynamoDB allows */
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
     ck_assert_ptr_null(fdbt_get(r.json, "Item"));
     fdbt_free(&r);
-    expect_ok("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
-              "\"UpdateExpression\":\"SET l = list_append(if_not_exists(l, :a), :b)\","
-              "\"ExpressionAttributeValues\":{\":a\":{\"L\":[{\"N\":\"1\"}]},\":b\":{\"L\":[{\"N\":\"2\"}]}}}");
-    expect_ok("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
-              "\"UpdateExpression\":\"SET m = if_not_exists(m, if_not_exists(n, :a))\","
-              "\"ExpressionAttributeValues\":{\":a\":{\"L\":[]}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                   "\"UpdateExpression\":\"SET l = list_append(if_not_exists(l, :a), :b)\","
+                   "\"ExpressionAttributeValues\":{\":a\":{\"L\":[{\"N\":\"1\"}]},\":b\":{\"L\":[{\"N\":\"2\"}]}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                   "\"UpdateExpression\":\"SET m = if_not_exists(m, if_not_exists(n, :a))\","
+                   "\"ExpressionAttributeValues\":{\":a\":{\"L\":[]}}}");
     r = fdbt_call("GetItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
     ck_assert_str_eq(fdbt_str(&r, "Item.l.L.1.N"), "2");
     ck_assert_ptr_nonnull(fdbt_get(r.json, "Item.m.L"));
@@ -79,7 +61,7 @@ START_TEST(parallel_scan_start_key_in_segment)
     char body[512];
     for (int i = 0; i < 40; i++) {
         snprintf(body, sizeof body, "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"k%d\"}}}", i);
-        expect_ok("PutItem", body);
+        fdbt_expect_ok("PutItem", body);
     }
     /* each key lies in exactly one of 4 segments: restarting there scans, elsewhere is refused */
     for (int i = 0; i < 40; i += 7) {
@@ -106,7 +88,7 @@ START_TEST(parallel_scan_start_key_in_segment)
         if (lek) {
             snprintf(body, sizeof body, "{\"TableName\":\"Fid\",\"Segment\":%d,\"TotalSegments\":4,"
                      "\"ExclusiveStartKey\":%s}", seg, json_object_to_json_string(lek));
-            expect_ok("Scan", body);
+            fdbt_expect_ok("Scan", body);
         }
         fdbt_free(&r);
     }
@@ -123,10 +105,10 @@ START_TEST(name_limits)
     memset(name, 'n', n);
     name[n] = 0;
     snprintf(body, n + 256, "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"long\"},\"%s\":{\"S\":\"v\"}}}", name);
-    expect_error("PutItem", body, "ValidationException", "Attribute name is too large, must be less than 65536 bytes");
+    fdbt_expect_error_exact("PutItem", body, "ValidationException", "Attribute name is too large, must be less than 65536 bytes");
     name[n - 1] = 0;
     snprintf(body, n + 256, "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"long\"},\"%s\":{\"S\":\"v\"}}}", name);
-    expect_ok("PutItem", body);
+    fdbt_expect_ok("PutItem", body);
     free(name);
     free(body);
 
@@ -137,10 +119,10 @@ START_TEST(name_limits)
     ttl[512] = 0;
     snprintf(req, sizeof req, "{\"TableName\":\"Fid\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"%s\"}}", ttl);
     snprintf(msg, sizeof msg, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must have length less than or equal to 255", ttl);
-    expect_error("UpdateTimeToLive", req, "ValidationException", msg);
+    fdbt_expect_error_exact("UpdateTimeToLive", req, "ValidationException", msg);
     ttl[510] = 0;
     snprintf(req, sizeof req, "{\"TableName\":\"Fid\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"%s\"}}", ttl);
-    expect_ok("UpdateTimeToLive", req);
+    fdbt_expect_ok("UpdateTimeToLive", req);
 }
 END_TEST
 
@@ -154,9 +136,9 @@ static void create_with_nka(const char *nka, const char *type, const char *msg)
              "\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
              "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":%s}}]}", nka);
     if (type)
-        expect_error("CreateTable", body, type, msg);
+        fdbt_expect_error_exact("CreateTable", body, type, msg);
     else
-        expect_ok("CreateTable", body);
+        fdbt_expect_ok("CreateTable", body);
 }
 
 START_TEST(non_key_attributes)
@@ -190,9 +172,9 @@ START_TEST(transaction_names_first_invalid_action)
     ck_assert_ptr_null(fdbt_get(r.json, "CancellationReasons.3.Message"));
     fdbt_free(&r);
     /* a malformed action after the invalid key fails the whole request first */
-    expect_error("TransactWriteItems", "{\"TransactItems\":[" TX_PUT("{\"N\":\"1\"}") ","
-                 "{\"Put\":{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"x\"}},\"ConditionExpression\":\"a = = b\"}}]}",
-                 "ValidationException", NULL);
+    fdbt_expect_error_exact("TransactWriteItems", "{\"TransactItems\":[" TX_PUT("{\"N\":\"1\"}") ","
+                            "{\"Put\":{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"x\"}},\"ConditionExpression\":\"a = = b\"}}]}",
+                            "ValidationException", NULL);
     /* nothing was written */
     r = fdbt_call("GetItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"ok\"}}}");
     ck_assert_ptr_null(fdbt_get(r.json, "Item"));
@@ -202,8 +184,8 @@ END_TEST
 
 START_TEST(updated_values_of_nested_paths)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"u\"},\"a\":{\"M\":{\"b\":{\"S\":\"1\"},\"c\":{\"S\":\"2\"}}},"
-              "\"l\":{\"L\":[{\"N\":\"1\"},{\"N\":\"2\"},{\"N\":\"3\"}]},\"t\":{\"S\":\"top\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"u\"},\"a\":{\"M\":{\"b\":{\"S\":\"1\"},\"c\":{\"S\":\"2\"}}},"
+                   "\"l\":{\"L\":[{\"N\":\"1\"},{\"N\":\"2\"},{\"N\":\"3\"}]},\"t\":{\"S\":\"top\"}}}");
     fdbt_resp r = fdbt_call("UpdateItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"u\"}},"
                             "\"UpdateExpression\":\"SET a.b = :v, l[1] = :v\",\"ExpressionAttributeValues\":{\":v\":{\"S\":\"9\"}},"
                             "\"ReturnValues\":\"UPDATED_OLD\"}");
@@ -256,49 +238,49 @@ START_TEST(wrong_json_types_are_serialization_errors)
           "STRING_VALUE cannot be converted to Boolean" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        expect_error(cases[i].op, cases[i].body, "SerializationException", cases[i].msg);
+        fdbt_expect_error_exact(cases[i].op, cases[i].body, "SerializationException", cases[i].msg);
     /* null is absent; a user's attribute named like a member is a value, not a member */
-    expect_ok("GetItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ExpressionAttributeNames\":null}");
-    expect_ok("PutItem", "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"m\"},\"TableName\":{\"N\":\"5\"},"
-              "\"KeySchema\":{\"M\":{\"ConsistentRead\":{\"S\":\"x\"}}}}}");
-    expect_ok("BatchGetItem", "{\"RequestItems\":{\"Fid\":{\"Keys\":[{\"pk\":{\"S\":\"m\"}}]}}}");
+    fdbt_expect_ok("GetItem", "{\"TableName\":\"Fid\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ExpressionAttributeNames\":null}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"m\"},\"TableName\":{\"N\":\"5\"},"
+                   "\"KeySchema\":{\"M\":{\"ConsistentRead\":{\"S\":\"x\"}}}}}");
+    fdbt_expect_ok("BatchGetItem", "{\"RequestItems\":{\"Fid\":{\"Keys\":[{\"pk\":{\"S\":\"m\"}}]}}}");
 }
 END_TEST
 
 START_TEST(messages_name_the_right_thing)
 {
     /* index p (HASH) + x (RANGE) */
-    expect_ok("CreateTable", "{\"TableName\":\"Idx\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-              "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"p\",\"AttributeType\":\"S\"},"
-              "{\"AttributeName\":\"x\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-              "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byPX\",\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":\"HASH\"},"
-              "{\"AttributeName\":\"x\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}");
-    expect_ok("Query", "{\"TableName\":\"Idx\",\"IndexName\":\"byPX\",\"KeyConditionExpression\":\"x = :x AND p = :p\","
-              "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}");
+    fdbt_expect_ok("CreateTable", "{\"TableName\":\"Idx\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                   "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"p\",\"AttributeType\":\"S\"},"
+                   "{\"AttributeName\":\"x\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                   "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byPX\",\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":\"HASH\"},"
+                   "{\"AttributeName\":\"x\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}");
+    fdbt_expect_ok("Query", "{\"TableName\":\"Idx\",\"IndexName\":\"byPX\",\"KeyConditionExpression\":\"x = :x AND p = :p\","
+                   "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}");
     /* pk is no key of the index: the element missing is x, which is not named wrongly as p */
-    expect_error("Query", "{\"TableName\":\"Idx\",\"IndexName\":\"byPX\",\"KeyConditionExpression\":\"pk = :x AND p = :p\","
-                 "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}",
-                 "ValidationException", "Query condition missed key schema element: x");
-    expect_error("Query", "{\"TableName\":\"Idx\",\"IndexName\":\"byPX\",\"KeyConditionExpression\":\"y = :x AND x = :p\","
-                 "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}",
-                 "ValidationException", "Query condition missed key schema element: p");
+    fdbt_expect_error_exact("Query", "{\"TableName\":\"Idx\",\"IndexName\":\"byPX\",\"KeyConditionExpression\":\"pk = :x AND p = :p\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}",
+                            "ValidationException", "Query condition missed key schema element: x");
+    fdbt_expect_error_exact("Query", "{\"TableName\":\"Idx\",\"IndexName\":\"byPX\",\"KeyConditionExpression\":\"y = :x AND x = :p\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}",
+                            "ValidationException", "Query condition missed key schema element: p");
     /* every key element there, and one more attribute */
-    expect_error("Query", "{\"TableName\":\"Idx\",\"KeyConditionExpression\":\"x = :x AND pk = :p\","
-                 "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}",
-                 "ValidationException", "Query key condition not supported");
+    fdbt_expect_error_exact("Query", "{\"TableName\":\"Idx\",\"KeyConditionExpression\":\"x = :x AND pk = :p\","
+                            "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"1\"},\":p\":{\"S\":\"2\"}}}",
+                            "ValidationException", "Query key condition not supported");
     /* an AttributeDefinition without its name or type: the model's message, before the key schema's */
-    expect_error("CreateTable", "{\"TableName\":\"NoName\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                 "\"AttributeDefinitions\":[{\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", "ValidationException",
-                 "1 validation error detected: Value null at 'attributeDefinitions.1.member.attributeName' failed to satisfy constraint: Member must not be null");
-    expect_error("CreateTable", "{\"TableName\":\"NoName\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"q\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", "ValidationException",
-                 "1 validation error detected: Value null at 'attributeDefinitions.2.member.attributeType' failed to satisfy constraint: Member must not be null");
+    fdbt_expect_error_exact("CreateTable", "{\"TableName\":\"NoName\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                            "\"AttributeDefinitions\":[{\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", "ValidationException",
+                            "1 validation error detected: Value null at 'attributeDefinitions.1.member.attributeName' failed to satisfy constraint: Member must not be null");
+    fdbt_expect_error_exact("CreateTable", "{\"TableName\":\"NoName\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                            "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"q\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", "ValidationException",
+                            "1 validation error detected: Value null at 'attributeDefinitions.2.member.attributeType' failed to satisfy constraint: Member must not be null");
 }
 END_TEST
 
 START_TEST(delete_table_short_description)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Fid\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
     fdbt_resp r = fdbt_call("DeleteTable", "{\"TableName\":\"Fid\"}");
     ck_assert_int_eq(r.status, 200);
     json_object *d = fdbt_get(r.json, "TableDescription");
@@ -324,12 +306,12 @@ static double units(const fdbt_resp *r, const char *path)
  * larger of the item's sizes with each index written, index reads counted to the index. */
 START_TEST(consumed_capacity)
 {
-    expect_ok("CreateTable", "{\"TableName\":\"Cap\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-              "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
-              "\"BillingMode\":\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\","
-              "\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}");
-    expect_error("GetItem", "{\"TableName\":\"Cap\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ReturnConsumedCapacity\":\"ALL\"}",
-                 "ValidationException", "1 validation error detected: Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]");
+    fdbt_expect_ok("CreateTable", "{\"TableName\":\"Cap\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                   "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                   "\"BillingMode\":\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\","
+                   "\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}");
+    fdbt_expect_error_exact("GetItem", "{\"TableName\":\"Cap\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ReturnConsumedCapacity\":\"ALL\"}",
+                            "ValidationException", "1 validation error detected: Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]");
     /* an item of 3,205 bytes: 4 units; in the index (keys only, small): 1 more */
     char big[3200], body[4096];
     memset(big, 'x', sizeof big - 1);
@@ -348,7 +330,7 @@ START_TEST(consumed_capacity)
     ck_assert_ptr_null(fdbt_get(r.json, "ConsumedCapacity.Table"));
     fdbt_free(&r);
     /* an index key that changes: a delete and a put in the index */
-    expect_ok("PutItem", "{\"TableName\":\"Cap\",\"Item\":{\"pk\":{\"S\":\"b\"},\"g\":{\"S\":\"G1\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Cap\",\"Item\":{\"pk\":{\"S\":\"b\"},\"g\":{\"S\":\"G1\"}}}");
     r = fdbt_call("UpdateItem", "{\"TableName\":\"Cap\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"UpdateExpression\":\"SET g = :g\","
                   "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"G2\"}},\"ReturnConsumedCapacity\":\"INDEXES\"}");
     ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 1);

@@ -2,6 +2,7 @@
  * is answered promptly. The test process holds both ends of every connection, so it
  * raises its RLIMIT_NOFILE first; where that is not allowed it exits 77 (skipped). */
 #include "fdbt.h"
+#include "dl_check.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -19,31 +20,11 @@
 
 enum { IDLE = 2000, FDS_NEEDED = 2 * IDLE + 512 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int dial(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_msg(fd >= 0, "socket: %s", strerror(errno));
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect: %s", strerror(errno));
-    return fd;
-}
-
 static void get_item_within(int ms)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
-    int64_t took = mono_ms() - t0;
+    int64_t took = dl_check_mono_ms() - t0;
     ck_assert_msg(r.status == 200, "GetItem: status %ld (curl %d)", r.status, r.curl_code);
     ck_assert_msg(took < ms, "GetItem took %lld ms", (long long)took);
     ck_assert_str_eq(fdbt_str(&r, "Item.pk.S"), "a");
@@ -53,9 +34,9 @@ static void get_item_within(int ms)
 /* Polls /fake/stats until the server holds at least n connections (60 s at most). */
 static void wait_connections(long n)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     long have = 0;
-    while (mono_ms() - t0 < 60000) {
+    while (dl_check_mono_ms() - t0 < 60000) {
         fdbt_resp r = fdbt_raw("GET", "/fake/stats", NULL, NULL, NULL, NULL, 0);
         ck_assert_int_eq(r.status, 200);
         have = json_object_get_int64(fdbt_get(r.json, "connections"));
@@ -77,7 +58,7 @@ START_TEST(two_thousand_idle_then_get_item)
     fdbt_free(&r);
     static int fds[IDLE];
     for (int i = 0; i < IDLE; i++)
-        fds[i] = dial(fakedb_port(fdbt_db));
+        fds[i] = fdbt_dial(fakedb_port(fdbt_db));
     /* The server has taken every idle connection (its stats count them): under a
      * sanitizer accepting 2,000 takes seconds, and that is not what is measured. */
     wait_connections(IDLE + 1);
@@ -86,7 +67,7 @@ START_TEST(two_thousand_idle_then_get_item)
     for (int i = 0; i < IDLE; i += 2)
         close(fds[i]);
     for (int i = 0; i < IDLE; i += 2)
-        fds[i] = dial(fakedb_port(fdbt_db));
+        fds[i] = fdbt_dial(fakedb_port(fdbt_db));
     wait_connections(IDLE + 1);
     get_item_within(5000);
     for (int i = 0; i < IDLE; i++)

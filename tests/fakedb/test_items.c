@@ -29,23 +29,6 @@ static void teardown(void)
     fdbt_stop();
 }
 
-static void expect_ok(const char *op, const char *body)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 200, "%s: %ld %s", op, r.status, r.body ? r.body : "");
-    fdbt_free(&r);
-}
-
-static void expect_error(const char *op, const char *body, const char *type, const char *msg)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 400, "%s: status %ld %s", op, r.status, r.body ? r.body : "");
-    ck_assert_str_eq(fdbt_error(&r), type);
-    if (msg)
-        ck_assert_msg(strstr(fdbt_message(&r), msg), "%s: message '%s' lacks '%s'", op, fdbt_message(&r), msg);
-    fdbt_free(&r);
-}
-
 /* DynamoDB's exact texts for malformed requests: an enum lists its set in DynamoDB's
  * order, key schemas name what they miss, nesting stops at 32 levels, and a number where
  * a string belongs is a SerializationException. */
@@ -82,14 +65,14 @@ START_TEST(request_error_texts)
             ck_assert_str_eq(fdbt_message(&r), "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit");
         fdbt_free(&r);
     }
-    expect_error("GetItem", "{\"TableName\":5,\"Key\":{\"pk\":{\"S\":\"k\"}}}", "SerializationException", "NUMBER_VALUE cannot be converted to String");
+    fdbt_expect_error("GetItem", "{\"TableName\":5,\"Key\":{\"pk\":{\"S\":\"k\"}}}", "SerializationException", "NUMBER_VALUE cannot be converted to String");
 }
 END_TEST
 
 START_TEST(put_get_roundtrip_normalises_numbers)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"01.50\"},"
-                         "\"n\":{\"N\":\"1e3\"},\"l\":{\"L\":[{\"BOOL\":true},{\"NULL\":true}]},\"m\":{\"M\":{\"x\":{\"SS\":[\"q\",\"p\"]}}}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"01.50\"},"
+                              "\"n\":{\"N\":\"1e3\"},\"l\":{\"L\":[{\"BOOL\":true},{\"NULL\":true}]},\"m\":{\"M\":{\"x\":{\"SS\":[\"q\",\"p\"]}}}}}");
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1.5\"}}}");
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(fdbt_str(&r, "Item.sk.N"), "1.5");
@@ -108,7 +91,7 @@ END_TEST
 
 START_TEST(projection_and_capacity)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"},\"x\":{\"S\":\"1\"},\"y\":{\"S\":\"2\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"},\"x\":{\"S\":\"1\"},\"y\":{\"S\":\"2\"}}}");
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ProjectionExpression\":\"#y\","
                                        "\"ExpressionAttributeNames\":{\"#y\":\"y\"},\"ReturnConsumedCapacity\":\"TOTAL\",\"ConsistentRead\":true}");
     ck_assert_int_eq(r.status, 200);
@@ -124,7 +107,7 @@ START_TEST(conditional_put_fails_with_item)
 {
     const char *put = "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"lock1\"},\"owner\":{\"S\":\"me\"}},"
                       "\"ConditionExpression\":\"attribute_not_exists(pk)\",\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}";
-    expect_ok("PutItem", put);
+    fdbt_expect_ok("PutItem", put);
     fdbt_resp r = fdbt_call("PutItem", put);
     ck_assert_int_eq(r.status, 400);
     ck_assert_str_eq(fdbt_error(&r), "ConditionalCheckFailedException");
@@ -141,7 +124,7 @@ END_TEST
 
 START_TEST(update_return_values)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"c\"},\"n\":{\"N\":\"5\"},\"k\":{\"S\":\"keep\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"c\"},\"n\":{\"N\":\"5\"},\"k\":{\"S\":\"keep\"}}}");
 #define UPD "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"c\"}},\"UpdateExpression\":\"SET n = n + :one\"," \
             "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}},\"ReturnValues\":\"%s\"}"
     char body[512];
@@ -163,23 +146,23 @@ START_TEST(update_return_values)
     ck_assert_ptr_null(fdbt_get(r.json, "Attributes"));
     fdbt_free(&r);
     /* an update creates the item when it is missing */
-    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"new\"}},\"UpdateExpression\":\"SET v = :v\","
-                            "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"new\"}},\"UpdateExpression\":\"SET v = :v\","
+                                 "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"}}}");
     r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"new\"}}}");
     ck_assert_str_eq(fdbt_str(&r, "Item.v.S"), "x");
     fdbt_free(&r);
-    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"c\"}},\"UpdateExpression\":\"SET pk = :v\","
-                               "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"}}}", "ValidationException", "part of the key");
-    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"c\"}},\"ReturnValues\":\"ALL_NEW\"}",
-                 "ValidationException", "ReturnValues can only be ALL_OLD or NONE");
+    fdbt_expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"c\"}},\"UpdateExpression\":\"SET pk = :v\","
+                                    "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"}}}", "ValidationException", "part of the key");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"c\"}},\"ReturnValues\":\"ALL_NEW\"}",
+                      "ValidationException", "ReturnValues can only be ALL_OLD or NONE");
 }
 END_TEST
 
 START_TEST(delete_all_old)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"d\"},\"v\":{\"S\":\"1\"}}}");
-    expect_error("DeleteItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"d\"}},\"ConditionExpression\":\"v = :x\","
-                               "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"2\"}}}", "ConditionalCheckFailedException", "The conditional request failed");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"d\"},\"v\":{\"S\":\"1\"}}}");
+    fdbt_expect_error("DeleteItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"d\"}},\"ConditionExpression\":\"v = :x\","
+                                    "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"2\"}}}", "ConditionalCheckFailedException", "The conditional request failed");
     fdbt_resp r = fdbt_call("DeleteItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"d\"}},\"ReturnValues\":\"ALL_OLD\"}");
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(fdbt_str(&r, "Attributes.v.S"), "1");
@@ -192,18 +175,18 @@ END_TEST
 
 START_TEST(key_validation)
 {
-    expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"}}}", "ValidationException",
-                 "One or more parameter values were invalid: Missing the key sk in the item");
-    expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"x\"}}}", "ValidationException",
-                 "Type mismatch for key sk expected: N actual: S");
-    expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"\"},\"sk\":{\"N\":\"1\"}}}", "ValidationException",
-                 "The AttributeValue for a key attribute cannot contain an empty string value. Key: pk");
-    expect_error("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", "ValidationException",
-                 "The provided key element does not match the schema");
-    expect_error("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"x\":{\"S\":\"1\"}}}",
-                 "ValidationException", "The provided key element does not match the schema");
-    expect_error("GetItem", "{\"TableName\":\"Nope\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", "ResourceNotFoundException",
-                 "Requested resource not found");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"}}}", "ValidationException",
+                      "One or more parameter values were invalid: Missing the key sk in the item");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"x\"}}}", "ValidationException",
+                      "Type mismatch for key sk expected: N actual: S");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"\"},\"sk\":{\"N\":\"1\"}}}", "ValidationException",
+                      "The AttributeValue for a key attribute cannot contain an empty string value. Key: pk");
+    fdbt_expect_error("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", "ValidationException",
+                      "The provided key element does not match the schema");
+    fdbt_expect_error("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"x\":{\"S\":\"1\"}}}",
+                      "ValidationException", "The provided key element does not match the schema");
+    fdbt_expect_error("GetItem", "{\"TableName\":\"Nope\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", "ResourceNotFoundException",
+                      "Requested resource not found");
 }
 END_TEST
 
@@ -224,7 +207,7 @@ START_TEST(value_validation)
     char body[512];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"v\"},\"x\":%s}}", cases[i].value);
-        expect_error("PutItem", body, "ValidationException", cases[i].msg);
+        fdbt_expect_error("PutItem", body, "ValidationException", cases[i].msg);
     }
     /* 400 KB */
     size_t big = 410 * 1024;
@@ -232,7 +215,7 @@ START_TEST(value_validation)
     int n = snprintf(huge, 200, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"big\"},\"x\":{\"S\":\"");
     memset(huge + n, 'a', big);
     strcpy(huge + n + big, "\"}}}");
-    expect_error("PutItem", huge, "ValidationException", "Item size has exceeded the maximum allowed size");
+    fdbt_expect_error("PutItem", huge, "ValidationException", "Item size has exceeded the maximum allowed size");
     free(huge);
 }
 END_TEST
@@ -265,15 +248,15 @@ START_TEST(throughput_units_missing)
     }
     /* A global secondary index's throughput: the member is named (the path does not
      * number the index). */
-    expect_error("CreateTable", "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
-                 "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1},"
-                 "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"ByG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
-                 "\"Projection\":{\"ProjectionType\":\"ALL\"},\"ProvisionedThroughput\":{\"WriteCapacityUnits\":1}}]}",
-                 "ValidationException", "provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must not be null");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                      "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                      "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1},"
+                      "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"ByG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
+                      "\"Projection\":{\"ProjectionType\":\"ALL\"},\"ProvisionedThroughput\":{\"WriteCapacityUnits\":1}}]}",
+                      "ValidationException", "provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must not be null");
     /* Both given and valid: created. */
-    expect_ok("CreateTable", "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-              "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":2}}");
+    fdbt_expect_ok("CreateTable", "{\"TableName\":\"Prov\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                   "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":2}}");
 }
 END_TEST
 
@@ -356,18 +339,18 @@ START_TEST(tables_lifecycle)
     ck_assert_str_eq(fdbt_str(&r, "Table.TableStatus"), "ACTIVE");
     ck_assert_str_eq(fdbt_str(&r, "Table.KeySchema.1.AttributeName"), "sk");
     fdbt_free(&r);
-    expect_error("CreateTable", "{\"TableName\":\"Shop\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
-                 "ResourceInUseException", "Table already exists: Shop");
-    expect_error("CreateTable", "{\"TableName\":\"ab\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
-                 "ValidationException", "Member must have length greater than or equal to 3");
-    expect_error("CreateTable", "{\"TableName\":\"a b c\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
-                 "ValidationException", "regular expression pattern");
-    expect_error("CreateTable", "{\"TableName\":\"T12\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}",
-                 "ValidationException", "ReadCapacityUnits and WriteCapacityUnits must both be specified");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"Shop\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                      "ResourceInUseException", "Table already exists: Shop");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"ab\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                      "ValidationException", "Member must have length greater than or equal to 3");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"a b c\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                      "ValidationException", "regular expression pattern");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"T12\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}",
+                      "ValidationException", "ReadCapacityUnits and WriteCapacityUnits must both be specified");
     for (int i = 0; i < 5; i++) {
         char name[32];
         snprintf(name, sizeof name, "Tab%d", i);
@@ -390,12 +373,12 @@ START_TEST(tables_lifecycle)
     r = fdbt_call("DeleteTable", "{\"TableName\":\"Tab1\"}");
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "DELETING");
     fdbt_free(&r);
-    expect_error("DescribeTable", "{\"TableName\":\"Tab1\"}", "ResourceNotFoundException", "Table: Tab1 not found");
+    fdbt_expect_error("DescribeTable", "{\"TableName\":\"Tab1\"}", "ResourceNotFoundException", "Table: Tab1 not found");
     r = fdbt_call("UpdateTable", "{\"TableName\":\"Tab2\",\"BillingMode\":\"PROVISIONED\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":5,\"WriteCapacityUnits\":6}}");
     ck_assert_int_eq(r.status, 200);
     ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "TableDescription.ProvisionedThroughput.WriteCapacityUnits")), 6);
     fdbt_free(&r);
-    expect_error("UpdateTable", "{\"TableName\":\"Tab2\"}", "ValidationException", "At least one of");
+    fdbt_expect_error("UpdateTable", "{\"TableName\":\"Tab2\"}", "ValidationException", "At least one of");
 }
 END_TEST
 
@@ -415,11 +398,11 @@ START_TEST(batch_get_and_write)
     for (int i = 0; i < 26; i++)
         o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b%d\"}}}}", i ? "," : "", i);
     snprintf(body + o, sizeof body - o, "]}}");
-    expect_error("BatchWriteItem", body, "ValidationException", "Member must have length less than or equal to 25");
-    expect_error("BatchWriteItem", "{\"RequestItems\":{\"Locks\":[{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}},"
-                                   "{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}}]}}",
-                 "ValidationException", "Provided list of item keys contains duplicates");
-    expect_ok("BatchWriteItem", "{\"RequestItems\":{\"Locks\":[{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}}]}}");
+    fdbt_expect_error("BatchWriteItem", body, "ValidationException", "Member must have length less than or equal to 25");
+    fdbt_expect_error("BatchWriteItem", "{\"RequestItems\":{\"Locks\":[{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}},"
+                                        "{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}}]}}",
+                      "ValidationException", "Provided list of item keys contains duplicates");
+    fdbt_expect_ok("BatchWriteItem", "{\"RequestItems\":{\"Locks\":[{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b1\"}}}}]}}");
     r = fdbt_call("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"b0\"}},{\"pk\":{\"S\":\"b1\"}},{\"pk\":{\"S\":\"b2\"}}]}}}");
     ck_assert_int_eq(r.status, 200);
     ck_assert_int_eq(json_object_array_length(fdbt_get(r.json, "Responses.Locks")), 2);
@@ -428,13 +411,13 @@ START_TEST(batch_get_and_write)
     for (int i = 0; i < 101; i++)
         o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"pk\":{\"S\":\"k%d\"}}", i ? "," : "", i);
     snprintf(body + o, sizeof body - o, "]}}}");
-    expect_error("BatchGetItem", body, "ValidationException", "Too many items requested for the BatchGetItem call");
+    fdbt_expect_error("BatchGetItem", body, "ValidationException", "Too many items requested for the BatchGetItem call");
 }
 END_TEST
 
 START_TEST(transactions)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"x\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"x\"}}}");
     const char *tx = "{\"TransactItems\":["
         "{\"ConditionCheck\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"held\"}},\"ConditionExpression\":\"#o = :me\","
         "\"ExpressionAttributeNames\":{\"#o\":\"owner\"},\"ExpressionAttributeValues\":{\":me\":{\"S\":\"me\"}},"
@@ -470,23 +453,23 @@ START_TEST(transactions)
     r = fdbt_call("GetItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}");
     ck_assert_ptr_null(fdbt_get(r.json, "Item"));
     fdbt_free(&r);
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"me\"}}}");
-    expect_ok("TransactWriteItems", tx);
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"held\"},\"owner\":{\"S\":\"me\"}}}");
+    fdbt_expect_ok("TransactWriteItems", tx);
     r = fdbt_call("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"order\"},\"sk\":{\"N\":\"1\"}}}},"
                                       "{\"Get\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"none\"}}}}]}");
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(fdbt_str(&r, "Responses.0.Item.pk.S"), "order");
     ck_assert_ptr_null(fdbt_get(r.json, "Responses.1.Item"));
     fdbt_free(&r);
-    expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}},"
-                                       "{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}}]}",
-                 "ValidationException", "Transaction request cannot include multiple operations on one item");
+    fdbt_expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}},"
+                                            "{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}}]}",
+                      "ValidationException", "Transaction request cannot include multiple operations on one item");
     char *big = malloc(101 * 100 + 64);
     size_t o = (size_t)sprintf(big, "{\"TransactItems\":[");
     for (int i = 0; i < 101; i++)
         o += (size_t)sprintf(big + o, "%s{\"Delete\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"t%d\"}}}}", i ? "," : "", i);
     sprintf(big + o, "]}");
-    expect_error("TransactWriteItems", big, "ValidationException", "less than or equal to 100");
+    fdbt_expect_error("TransactWriteItems", big, "ValidationException", "less than or equal to 100");
     free(big);
 }
 END_TEST
@@ -495,16 +478,16 @@ START_TEST(transaction_idempotency)
 {
     const char *tx = "{\"ClientRequestToken\":\"tok-1\",\"TransactItems\":[{\"Update\":{\"TableName\":\"Locks\","
                      "\"Key\":{\"pk\":{\"S\":\"ctr\"}},\"UpdateExpression\":\"ADD n :one\",\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}}]}";
-    expect_ok("TransactWriteItems", tx);
-    expect_ok("TransactWriteItems", tx);
+    fdbt_expect_ok("TransactWriteItems", tx);
+    fdbt_expect_ok("TransactWriteItems", tx);
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"ctr\"}}}");
     ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "1");
     fdbt_free(&r);
-    expect_error("TransactWriteItems", "{\"ClientRequestToken\":\"tok-1\",\"TransactItems\":[{\"Delete\":{\"TableName\":\"Locks\","
-                                       "\"Key\":{\"pk\":{\"S\":\"ctr\"}}}}]}", "IdempotentParameterMismatchException", NULL);
+    fdbt_expect_error("TransactWriteItems", "{\"ClientRequestToken\":\"tok-1\",\"TransactItems\":[{\"Delete\":{\"TableName\":\"Locks\","
+                                            "\"Key\":{\"pk\":{\"S\":\"ctr\"}}}}]}", "IdempotentParameterMismatchException", NULL);
     /* after ten minutes of the server clock the token is forgotten */
     ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 10 * 60 * 1000 + 1), 0);
-    expect_ok("TransactWriteItems", tx);
+    fdbt_expect_ok("TransactWriteItems", tx);
     r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"ctr\"}}}");
     ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "2");
     fdbt_free(&r);
@@ -527,10 +510,10 @@ static json_object *get_item(const char *pk)
  * REMOVE of a nested path there is no error; with a SET it creates the item. */
 START_TEST(update_removes_only_creates_nothing)
 {
-    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\"}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\"}");
     ck_assert_ptr_null(get_item("r1"));
-    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"DELETE s :v\","
-                            "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"DELETE s :v\","
+                                 "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}}}");
     ck_assert_ptr_null(get_item("r1"));
     fdbt_resp r = fdbt_call("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a.b.c, l[3] DELETE s :v\","
                                           "\"ExpressionAttributeValues\":{\":v\":{\"SS\":[\"x\"]}},\"ReturnValues\":\"ALL_NEW\"}");
@@ -539,21 +522,21 @@ START_TEST(update_removes_only_creates_nothing)
     fdbt_free(&r);
     ck_assert_ptr_null(get_item("r1"));
     /* A key attribute is still not removable. */
-    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE pk\"}",
-                 "ValidationException", "Cannot update attribute pk");
+    fdbt_expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE pk\"}",
+                      "ValidationException", "Cannot update attribute pk");
     /* A condition on the missing item is still evaluated. */
-    expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\","
-                               "\"ConditionExpression\":\"attribute_exists(pk)\"}",
-                 "ConditionalCheckFailedException", NULL);
+    fdbt_expect_error("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE a\","
+                                    "\"ConditionExpression\":\"attribute_exists(pk)\"}",
+                      "ConditionalCheckFailedException", NULL);
     /* With a SET the item is created. */
-    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"SET x = :x REMOVE a\","
-                            "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1\"}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"SET x = :x REMOVE a\","
+                                 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1\"}}}");
     json_object *item = get_item("r1");
     ck_assert_ptr_nonnull(item);
     ck_assert_str_eq(json_object_get_string(fdbt_get(item, "x.N")), "1");
     json_object_put(item);
     /* On an existing item REMOVE works as before. */
-    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE x\"}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"r1\"}},\"UpdateExpression\":\"REMOVE x\"}");
     item = get_item("r1");
     ck_assert_ptr_nonnull(item);
     ck_assert_ptr_null(fdbt_get(item, "x"));
@@ -565,10 +548,10 @@ END_TEST
  * whatever the order written; an index inside the list replaces in place. */
 START_TEST(update_list_appends_ascending)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"l1\"},\"l\":{\"L\":[{\"N\":\"0\"},{\"N\":\"1\"},{\"N\":\"2\"}]}}}");
-    expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"l1\"}},"
-                            "\"UpdateExpression\":\"SET l[84] = :x, l[37] = :y, l[1] = :w, l[17] = :z\","
-                            "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"x\"},\":y\":{\"S\":\"y\"},\":z\":{\"S\":\"z\"},\":w\":{\"S\":\"w\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"l1\"},\"l\":{\"L\":[{\"N\":\"0\"},{\"N\":\"1\"},{\"N\":\"2\"}]}}}");
+    fdbt_expect_ok("UpdateItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"l1\"}},"
+                                 "\"UpdateExpression\":\"SET l[84] = :x, l[37] = :y, l[1] = :w, l[17] = :z\","
+                                 "\"ExpressionAttributeValues\":{\":x\":{\"S\":\"x\"},\":y\":{\"S\":\"y\"},\":z\":{\"S\":\"z\"},\":w\":{\"S\":\"w\"}}}");
     json_object *item = get_item("l1");
     json_object *l = fdbt_get(item, "l.L");
     ck_assert_int_eq((int)json_object_array_length(l), 6);
@@ -586,8 +569,8 @@ END_TEST
  * ExpressionAttributeNames is kept whole: "a\u0000b" does not overwrite "a". */
 START_TEST(nul_in_names_kept_whole)
 {
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"n\\u0000x\"},\"a\":{\"S\":\"1\"},\"a\\u0000b\":{\"S\":\"2\"},"
-                         "\"m\":{\"M\":{\"k\":{\"N\":\"1\"},\"k\\u0000z\":{\"N\":\"2\"}}},\"ss\":{\"SS\":[\"p\\u0000q\",\"p\"]}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"n\\u0000x\"},\"a\":{\"S\":\"1\"},\"a\\u0000b\":{\"S\":\"2\"},"
+                              "\"m\":{\"M\":{\"k\":{\"N\":\"1\"},\"k\\u0000z\":{\"N\":\"2\"}}},\"ss\":{\"SS\":[\"p\\u0000q\",\"p\"]}}}");
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"n\\u0000x\"}}}");
     ck_assert_int_eq(r.status, 200);
     json_object *item = fdbt_get(r.json, "Item");
@@ -617,7 +600,7 @@ START_TEST(nul_in_names_kept_whole)
     ck_assert_msg(strstr(r.body, "Value 'Locks\\u0000x' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern"),
                   "%s", r.body);
     fdbt_free(&r);
-    expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\\u0000x\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}}]}}}", "ValidationException", NULL);
+    fdbt_expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\\u0000x\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}}]}}}", "ValidationException", NULL);
 }
 END_TEST
 
@@ -641,7 +624,7 @@ START_TEST(deep_nesting_limit_and_readable)
     for (int levels = 14; levels <= 31; levels += 17) {
         nested_json(v, sizeof v, levels);
         snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep%d\"},\"d\":%s}}", levels, v);
-        expect_ok("PutItem", body);
+        fdbt_expect_ok("PutItem", body);
         char key[32];
         snprintf(key, sizeof key, "deep%d", levels);
         json_object *item = get_item(key);
@@ -649,13 +632,13 @@ START_TEST(deep_nesting_limit_and_readable)
         ck_assert_str_eq(json_object_to_json_string_ext(fdbt_get(item, "d"), JSON_C_TO_STRING_PLAIN), v);
         json_object_put(item);
     }
-    expect_ok("Scan", "{\"TableName\":\"Locks\"}");
-    expect_ok("Query", "{\"TableName\":\"Locks\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"deep31\"}}}");
-    expect_ok("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"deep31\"}}]}}}");
-    expect_ok("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}}}}]}");
+    fdbt_expect_ok("Scan", "{\"TableName\":\"Locks\"}");
+    fdbt_expect_ok("Query", "{\"TableName\":\"Locks\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"deep31\"}}}");
+    fdbt_expect_ok("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"deep31\"}}]}}}");
+    fdbt_expect_ok("TransactGetItems", "{\"TransactItems\":[{\"Get\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}}}}]}");
     nested_json(v, sizeof v, 32);
     snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"deep32\"},\"d\":%s}}", v);
-    expect_error("PutItem", body, "ValidationException", "Nesting Levels have exceeded supported limits");
+    fdbt_expect_error("PutItem", body, "ValidationException", "Nesting Levels have exceeded supported limits");
     /* An update that nests deeper is refused, or else its item still reads back. */
     nested_json(v, sizeof v, 1);
     snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"deep31\"}},\"UpdateExpression\":\"SET d.m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].m[0].x = :v\","
@@ -687,7 +670,7 @@ START_TEST(limits_and_error_classes)
         o += (size_t)snprintf(big + o, cap - o, "\"}}}}");
     }
     snprintf(big + o, cap - o, "]}");
-    expect_error("TransactWriteItems", big, "ValidationException", "Transaction payload size cannot exceed 4MB. Payload Size: 4393016");
+    fdbt_expect_error("TransactWriteItems", big, "ValidationException", "Transaction payload size cannot exceed 4MB. Payload Size: 4393016");
     free(big);
 
     fdbt_resp r = fdbt_call("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
@@ -704,34 +687,34 @@ START_TEST(limits_and_error_classes)
     fdbt_free(&r);
 
     /* An update that cannot be evaluated fails the whole request instead. */
-    expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
-                                       "{\"Update\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"UpdateExpression\":\"SET x = y + :one\","
-                                       "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}}]}",
-                 "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
+    fdbt_expect_error("TransactWriteItems", "{\"TransactItems\":[{\"Put\":{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                                            "{\"Update\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"UpdateExpression\":\"SET x = y + :one\","
+                                            "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}}]}",
+                      "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
     r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"a\"}}}");
     ck_assert_ptr_null(fdbt_get(r.json, "Item"));
     fdbt_free(&r);
-    expect_error("TransactWriteItems", "{\"TransactItems\":{\"Put\":{}}}", "SerializationException", "Start of structure or map found where not expected.");
-    expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":{\"pk\":{\"S\":\"a\"}}}}}", "SerializationException",
-                 "Start of structure or map found where not expected.");
-    expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":\"yes\",\"AttributeName\":\"exp\"}}",
-                 "SerializationException", NULL);
-    expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":1,\"AttributeName\":\"exp\"}}",
-                 "SerializationException", NULL);
+    fdbt_expect_error("TransactWriteItems", "{\"TransactItems\":{\"Put\":{}}}", "SerializationException", "Start of structure or map found where not expected.");
+    fdbt_expect_error("BatchGetItem", "{\"RequestItems\":{\"Locks\":{\"Keys\":{\"pk\":{\"S\":\"a\"}}}}}", "SerializationException",
+                      "Start of structure or map found where not expected.");
+    fdbt_expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":\"yes\",\"AttributeName\":\"exp\"}}",
+                      "SerializationException", NULL);
+    fdbt_expect_error("UpdateTimeToLive", "{\"TableName\":\"Locks\",\"TimeToLiveSpecification\":{\"Enabled\":1,\"AttributeName\":\"exp\"}}",
+                      "SerializationException", NULL);
     r = fdbt_call("DescribeTimeToLive", "{\"TableName\":\"Locks\"}");
     ck_assert_str_eq(fdbt_str(&r, "TimeToLiveDescription.TimeToLiveStatus"), "DISABLED");
     fdbt_free(&r);
 
-    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"size(size(a)) > :z\","
-                            "\"ExpressionAttributeValues\":{\":z\":{\"N\":\"1\"}}}",
-                 "ValidationException", "Incorrect operand type for operator or function; operator or function: size, operand type: N");
-    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"contains(a, a)\"}",
-                 "ValidationException", "The first operand must be distinct from the remaining operands for this operator or function; operator: contains");
-    expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
-                         "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"S\"}}}");
-    expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
-                            "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"N\"}}}",
-                 "ConditionalCheckFailedException", NULL);
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"size(size(a)) > :z\","
+                                 "\"ExpressionAttributeValues\":{\":z\":{\"N\":\"1\"}}}",
+                      "ValidationException", "Incorrect operand type for operator or function; operator or function: size, operand type: N");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"contains(a, a)\"}",
+                      "ValidationException", "The first operand must be distinct from the remaining operands for this operator or function; operator: contains");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
+                              "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"S\"}}}");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"f\"}},\"ConditionExpression\":\"attribute_type(:v, :t)\","
+                                 "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"x\"},\":t\":{\"S\":\"N\"}}}",
+                      "ConditionalCheckFailedException", NULL);
 }
 END_TEST
 
@@ -741,11 +724,11 @@ END_TEST
 START_TEST(table_projection_and_name_limits)
 {
     char body[4096], name[300];
-    expect_error("CreateTable", "{\"TableName\":\"GsiP\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
-                                "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{}}],"
-                                "\"BillingMode\":\"PAY_PER_REQUEST\"}",
-                 "ValidationException", "Indexes must have a projection specified");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"GsiP\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                                     "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{}}],"
+                                     "\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                      "ValidationException", "Indexes must have a projection specified");
     for (int len = 256; len >= 255; len--) {
         memset(name, 'p', (size_t)len);
         name[len] = 0;
@@ -753,16 +736,16 @@ START_TEST(table_projection_and_name_limits)
                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"%s\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
                  len, name, name);
         if (len == 256)
-            expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
+            fdbt_expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
         else
-            expect_ok("CreateTable", body);
+            fdbt_expect_ok("CreateTable", body);
     }
     snprintf(body, sizeof body, "{\"TableName\":\"GsiI\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
                                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
                                 "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
                                 "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"%sp\"]}}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
              name);
-    expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
+    fdbt_expect_error("CreateTable", body, "ValidationException", "must be between 1 and 255 characters, inclusive");
 }
 END_TEST
 

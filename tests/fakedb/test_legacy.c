@@ -34,12 +34,7 @@ static fdbt_resp call(const char *op, const char *sq)
 
 #define FAILS(op_, req_, type_, msg_) do { \
         fdbt_resp r_ = call(op_, req_); \
-        ck_assert_msg(r_.status == 400, "%s %s: %ld %s", op_, req_, r_.status, r_.body); \
-        ck_assert_msg(!strcmp(fdbt_error(&r_), type_), "%s %s: %s", op_, req_, r_.body); \
-        const char *m_ = (msg_); \
-        if (m_ != NULL) \
-            ck_assert_str_eq(fdbt_message(&r_), m_); \
-        fdbt_free(&r_); \
+        fdbt_expect_answer_exact(&r_, 400, type_, msg_, req_); \
     } while (0)
 
 #define INVALID(op, body, msg) FAILS(op, body, "ValidationException", msg)

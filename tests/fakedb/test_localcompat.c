@@ -45,13 +45,6 @@ static fdbt_resp call_scoped(const char *scope, const char *op, const char *body
     return fdbt_raw("POST", "/", target, CT, auth, body, strlen(body));
 }
 
-static void expect(const char *op, const char *body, long status, const char *type)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == status && !strcmp(fdbt_error(&r), type), "%s %s: %ld %s", op, body, r.status, r.body);
-    fdbt_free(&r);
-}
-
 /* DescribeTable's TableStatus (or the error type when it fails). */
 static void expect_status(const char *want)
 {
@@ -120,7 +113,7 @@ START_TEST(stream_arns_and_records_name_the_region)
     snprintf(body, sizeof body, "{\"StreamArn\":\"%s\",\"ShardIteratorType\":\"TRIM_HORIZON\",\"ShardId\":\"", arn);
     snprintf(ds, sizeof ds, "{\"StreamArn\":\"%s\"}", arn);
     fdbt_free(&r);
-    expect("PutItem", "{\"TableName\":\"Orders\",\"Item\":{\"pk\":{\"S\":\"o-1\"}}}", 200, "");
+    fdbt_expect_call("PutItem", "{\"TableName\":\"Orders\",\"Item\":{\"pk\":{\"S\":\"o-1\"}}}", 200, "");
     /* The record says the region of the stream. */
     r = fdbt_raw("POST", "/", "DynamoDBStreams_20120810.DescribeStream", CT,
                  "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/eu-central-1/dynamodb/aws4_request, "
@@ -162,8 +155,8 @@ START_TEST(account_id_is_settable_and_checked)
     ck_assert_str_eq(fdbt_str(&r, "Table.TableArn"), "arn:aws:dynamodb:us-east-1:123456789012:table/Orders");
     fdbt_free(&r);
     /* TagResource takes the ARN it answers. */
-    expect("TagResource", "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:123456789012:table/Orders\","
-                          "\"Tags\":[{\"Key\":\"team\",\"Value\":\"a\"}]}", 200, "");
+    fdbt_expect_call("TagResource", "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:123456789012:table/Orders\","
+                                    "\"Tags\":[{\"Key\":\"team\",\"Value\":\"a\"}]}", 200, "");
 }
 END_TEST
 
@@ -174,7 +167,7 @@ START_TEST(off_by_default)
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "ACTIVE");
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.GlobalSecondaryIndexes.0.IndexStatus"), "ACTIVE");
     fdbt_free(&r);
-    expect("PutItem", PUT, 200, "");
+    fdbt_expect_call("PutItem", PUT, 200, "");
     r = fdbt_call("UpdateTable", TO_PROVISIONED);
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "ACTIVE");
     fdbt_free(&r);
@@ -197,27 +190,27 @@ START_TEST(creating_refuses_items_until_its_time)
     expect_status("CREATING");
     expect_listed(true);
     /* Items: not found yet, as DynamoDB answers for a table being created. */
-    expect("PutItem", PUT, 400, "ResourceNotFoundException");
-    expect("GetItem", GET, 400, "ResourceNotFoundException");
-    expect("Query", QUERY_GSI, 400, "ResourceNotFoundException");
-    expect("Scan", ORDERS, 400, "ResourceNotFoundException");
-    expect("BatchWriteItem", "{\"RequestItems\":{\"Orders\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"a\"}}}}]}}",
-           400, "ResourceNotFoundException");
-    expect("TransactWriteItems", "{\"TransactItems\":[{\"Put\":" PUT "}]}", 400, "ResourceNotFoundException");
-    expect("ExecuteStatement", "{\"Statement\":\"SELECT * FROM \\\"Orders\\\"\"}", 400, "ResourceNotFoundException");
+    fdbt_expect_call("PutItem", PUT, 400, "ResourceNotFoundException");
+    fdbt_expect_call("GetItem", GET, 400, "ResourceNotFoundException");
+    fdbt_expect_call("Query", QUERY_GSI, 400, "ResourceNotFoundException");
+    fdbt_expect_call("Scan", ORDERS, 400, "ResourceNotFoundException");
+    fdbt_expect_call("BatchWriteItem", "{\"RequestItems\":{\"Orders\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"a\"}}}}]}}",
+                     400, "ResourceNotFoundException");
+    fdbt_expect_call("TransactWriteItems", "{\"TransactItems\":[{\"Put\":" PUT "}]}", 400, "ResourceNotFoundException");
+    fdbt_expect_call("ExecuteStatement", "{\"Statement\":\"SELECT * FROM \\\"Orders\\\"\"}", 400, "ResourceNotFoundException");
     /* The table itself: still being created. */
-    expect("UpdateTable", TO_PROVISIONED, 400, "ResourceInUseException");
-    expect("DeleteTable", ORDERS, 400, "ResourceInUseException");
-    expect("CreateTable", TABLE_GSI, 400, "ResourceInUseException");
+    fdbt_expect_call("UpdateTable", TO_PROVISIONED, 400, "ResourceInUseException");
+    fdbt_expect_call("DeleteTable", ORDERS, 400, "ResourceInUseException");
+    fdbt_expect_call("CreateTable", TABLE_GSI, 400, "ResourceInUseException");
     fakedb_clock_advance(fdbt_db, 4999);
     expect_status("CREATING");
-    expect("PutItem", PUT, 400, "ResourceNotFoundException");
+    fdbt_expect_call("PutItem", PUT, 400, "ResourceNotFoundException");
     fakedb_clock_advance(fdbt_db, 1);
     expect_status("ACTIVE");
     r = fdbt_call("DescribeTable", ORDERS);
     ck_assert_str_eq(fdbt_str(&r, "Table.GlobalSecondaryIndexes.0.IndexStatus"), "ACTIVE");
     fdbt_free(&r);
-    expect("PutItem", PUT, 200, "");
+    fdbt_expect_call("PutItem", PUT, 200, "");
     r = fdbt_call("Query", QUERY_GSI);
     ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
     fdbt_free(&r);
@@ -227,15 +220,15 @@ END_TEST
 START_TEST(updating_serves_items_and_refuses_updates)
 {
     ck_assert_int_eq(fakedb_transient_statuses_set(fdbt_db, 2000), FAKEDB_OK);
-    expect("CreateTable", TABLE_GSI, 200, "");
+    fdbt_expect_call("CreateTable", TABLE_GSI, 200, "");
     fakedb_clock_advance(fdbt_db, 2000);
     fdbt_resp r = fdbt_call("UpdateTable", TO_PROVISIONED);
     ck_assert_msg(r.status == 200, "%s", r.body);
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "UPDATING");
     fdbt_free(&r);
     expect_status("UPDATING");
-    expect("PutItem", PUT, 200, "");
-    expect("GetItem", GET, 200, "");
+    fdbt_expect_call("PutItem", PUT, 200, "");
+    fdbt_expect_call("GetItem", GET, 200, "");
     r = fdbt_call("UpdateTable", TO_ON_DEMAND);
     ck_assert_int_eq(r.status, 400);
     ck_assert_str_eq(fdbt_error(&r), "ResourceInUseException");
@@ -245,27 +238,27 @@ START_TEST(updating_serves_items_and_refuses_updates)
     expect_status("UPDATING");
     fakedb_clock_advance(fdbt_db, 1);
     expect_status("ACTIVE");
-    expect("UpdateTable", TO_ON_DEMAND, 200, "");
+    fdbt_expect_call("UpdateTable", TO_ON_DEMAND, 200, "");
     /* A table may be deleted while UPDATING. */
-    expect("DeleteTable", ORDERS, 200, "");
+    fdbt_expect_call("DeleteTable", ORDERS, 200, "");
 }
 END_TEST
 
 START_TEST(deleting_is_listed_until_gone)
 {
     ck_assert_int_eq(fakedb_transient_statuses_set(fdbt_db, 3000), FAKEDB_OK);
-    expect("CreateTable", TABLE_GSI, 200, "");
+    fdbt_expect_call("CreateTable", TABLE_GSI, 200, "");
     fakedb_clock_advance(fdbt_db, 3000);
-    expect("PutItem", PUT, 200, "");
+    fdbt_expect_call("PutItem", PUT, 200, "");
     fdbt_resp r = fdbt_call("DeleteTable", ORDERS);
     ck_assert_msg(r.status == 200, "%s", r.body);
     ck_assert_str_eq(fdbt_str(&r, "TableDescription.TableStatus"), "DELETING");
     fdbt_free(&r);
     expect_status("DELETING");
     expect_listed(true);
-    expect("GetItem", GET, 400, "ResourceNotFoundException");
-    expect("PutItem", PUT, 400, "ResourceNotFoundException");
-    expect("DeleteTable", ORDERS, 400, "ResourceNotFoundException");
+    fdbt_expect_call("GetItem", GET, 400, "ResourceNotFoundException");
+    fdbt_expect_call("PutItem", PUT, 400, "ResourceNotFoundException");
+    fdbt_expect_call("DeleteTable", ORDERS, 400, "ResourceNotFoundException");
     r = fdbt_call("CreateTable", TABLE_GSI);
     ck_assert_str_eq(fdbt_error(&r), "ResourceInUseException");
     ck_assert_str_eq(fdbt_message(&r), "Table already exists: Orders");
@@ -276,14 +269,14 @@ START_TEST(deleting_is_listed_until_gone)
     expect_status("ResourceNotFoundException");
     expect_listed(false);
     /* The name is free again, and the new table has none of the old items. */
-    expect("CreateTable", TABLE_GSI, 200, "");
+    fdbt_expect_call("CreateTable", TABLE_GSI, 200, "");
     fakedb_clock_advance(fdbt_db, 3000);
     r = fdbt_call("GetItem", GET);
     ck_assert_int_eq(r.status, 200);
     ck_assert_ptr_null(fdbt_get(r.json, "Item"));
     fdbt_free(&r);
     /* A reset forgets DELETING tables too. */
-    expect("DeleteTable", ORDERS, 200, "");
+    fdbt_expect_call("DeleteTable", ORDERS, 200, "");
     expect_listed(true);
     fakedb_reset(fdbt_db);
     expect_listed(false);

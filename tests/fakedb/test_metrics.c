@@ -107,28 +107,19 @@ static double metric(const char *series)
     return v;
 }
 
-static void call_ok(const char *op, const char *body, long status, const char *type)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == status, "%s: status %ld, want %ld: %s", op, r.status, status,
-                  r.body ? r.body : "");
-    ck_assert_str_eq(fdbt_error(&r), type);
-    fdbt_free(&r);
-}
-
 static void put(const char *table, const char *pk, const char *data)
 {
     char body[512];
     snprintf(body, sizeof body, "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"d\":{\"S\":\"%s\"}}}",
              table, pk, data);
-    call_ok("PutItem", body, 200, "");
+    fdbt_expect_call("PutItem", body, 200, "");
 }
 
 static void get(const char *table, const char *pk, long status, const char *type)
 {
     char body[256];
     snprintf(body, sizeof body, "{\"TableName\":\"%s\",\"Key\":{\"pk\":{\"S\":\"%s\"}}}", table, pk);
-    call_ok("GetItem", body, status, type);
+    fdbt_expect_call("GetItem", body, status, type);
 }
 
 START_TEST(format_and_content_type)
@@ -186,9 +177,9 @@ START_TEST(requests_by_operation_status_and_error)
     get("Shop", "a", 200, "");
     get("Shop", "nope", 200, "");
     get("Missing", "a", 400, "ResourceNotFoundException");
-    call_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"}},"
-            "\"ConditionExpression\":\"attribute_not_exists(pk)\"}", 400, "ConditionalCheckFailedException");
-    call_ok("Frobnicate", "{}", 400, "UnknownOperationException");
+    fdbt_expect_call("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"}},"
+                     "\"ConditionExpression\":\"attribute_not_exists(pk)\"}", 400, "ConditionalCheckFailedException");
+    fdbt_expect_call("Frobnicate", "{}", 400, "UnknownOperationException");
     fdbt_resp r = fdbt_raw("POST", "/", "DynamoDB_20120810.ListTables", "application/x-amz-json-1.0",
                            NULL, "{}", 2);
     ck_assert_int_eq(r.status, 400);
@@ -273,7 +264,7 @@ START_TEST(histogram_invariants)
     /* A delay fault's request is counted once, when answered. */
     fakedb_fault f = { .kind = FAKEDB_FAULT_DELAY, .operation = "DeleteItem", .delay_ms = 20, .count = 1 };
     ck_assert_int_gt(fakedb_fault_add(fdbt_db, &f), 0);
-    call_ok("DeleteItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"k1\"}}}", 200, "");
+    fdbt_expect_call("DeleteItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"k1\"}}}", 200, "");
     scrape s = get_metrics();
     ck_assert_int_eq(check_histograms(&s), 4); /* with the fixture's CreateTable */
     /* _count is every answered request of the operation, whatever its status */
@@ -321,25 +312,25 @@ START_TEST(items_and_bytes_per_table)
     put("Shop", "a", "01234");
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 3);
     ck_assert_double_eq(metric("fakedb_table_bytes{table=\"Shop\"}"), bytes - 5);
-    call_ok("DeleteItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"c\"}}}", 200, "");
+    fdbt_expect_call("DeleteItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"c\"}}}", 200, "");
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 2);
     ck_assert_double_eq(metric("fakedb_table_bytes{table=\"Shop\"}"), bytes - 5 - 24);
     ck_assert_double_eq(metric("fakedb_table_bytes{table=\"Shop\"}"), describe_bytes("Shop"));
     /* a failed conditional delete changes nothing */
-    call_ok("DeleteItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
-            "\"ConditionExpression\":\"attribute_not_exists(pk)\"}", 400, "ConditionalCheckFailedException");
+    fdbt_expect_call("DeleteItem", "{\"TableName\":\"Shop\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                     "\"ConditionExpression\":\"attribute_not_exists(pk)\"}", 400, "ConditionalCheckFailedException");
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 2);
     /* a deleted table has no series */
-    call_ok("DeleteTable", "{\"TableName\":\"Other\"}", 200, "");
+    fdbt_expect_call("DeleteTable", "{\"TableName\":\"Other\"}", 200, "");
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Other\"}"), -1);
     ck_assert_double_eq(metric("fakedb_table_bytes{table=\"Other\"}"), -1);
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 2);
 
     /* an item that time to live expires leaves the gauges when the clock passes it */
-    call_ok("UpdateTimeToLive", "{\"TableName\":\"Shop\",\"TimeToLiveSpecification\":"
-            "{\"Enabled\":true,\"AttributeName\":\"exp\"}}", 200, "");
-    call_ok("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"t\"},"
-            "\"exp\":{\"N\":\"1700000010\"}}}", 200, "");
+    fdbt_expect_call("UpdateTimeToLive", "{\"TableName\":\"Shop\",\"TimeToLiveSpecification\":"
+                     "{\"Enabled\":true,\"AttributeName\":\"exp\"}}", 200, "");
+    fdbt_expect_call("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"t\"},"
+                     "\"exp\":{\"N\":\"1700000010\"}}}", 200, "");
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 3);
     ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 20000), 0);
     ck_assert_double_eq(metric("fakedb_table_items{table=\"Shop\"}"), 2);
@@ -369,8 +360,8 @@ START_TEST(faults_fired_by_kind)
     get("Shop", "a", 400, "ProvisionedThroughputExceededException");
     get("Shop", "a", 400, "ProvisionedThroughputExceededException");
     get("Shop", "a", 200, "");
-    call_ok("Query", "{\"TableName\":\"Shop\",\"KeyConditionExpression\":\"pk = :p\","
-            "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"a\"}}}", 503, "ServiceUnavailable");
+    fdbt_expect_call("Query", "{\"TableName\":\"Shop\",\"KeyConditionExpression\":\"pk = :p\","
+                     "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"a\"}}}", 503, "ServiceUnavailable");
     fdbt_resp r = fdbt_call("PutItem", "{\"TableName\":\"Shop\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
     ck_assert_int_eq(r.status, 0); /* no answer */
     fdbt_free(&r);
@@ -457,13 +448,6 @@ static int open_conn(void)
     return fd;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 START_TEST(open_connections)
 {
     int fds[3];
@@ -474,9 +458,9 @@ START_TEST(open_connections)
     for (int i = 0; i < 3; i++)
         close(fds[i]);
     /* The server sees the closes in its own threads: wait for the gauge to say so. */
-    int64_t deadline = mono_ms() + dl_check_bound_ms(20000);
+    int64_t deadline = dl_check_mono_ms() + dl_check_bound_ms(20000);
     double v;
-    while ((v = metric("fakedb_open_connections")) > 1 && mono_ms() < deadline)
+    while ((v = metric("fakedb_open_connections")) > 1 && dl_check_mono_ms() < deadline)
         ;
     ck_assert_double_eq(v, 1);
 }

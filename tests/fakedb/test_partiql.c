@@ -33,11 +33,7 @@ static void es_ok(const char *stmt)
 static void es_fails(const char *stmt, const char *extra, const char *type, const char *msg)
 {
     fdbt_resp r = es(stmt, extra);
-    ck_assert_msg(r.status == 400, "%s: %ld %s", stmt, r.status, r.body);
-    ck_assert_str_eq(fdbt_error(&r), type);
-    if (msg)
-        ck_assert_msg(strstr(fdbt_message(&r), msg), "%s: %s", stmt, fdbt_message(&r));
-    fdbt_free(&r);
+    fdbt_expect_answer(&r, 400, type, msg, stmt);
 }
 
 static size_t count_items(const char *stmt)

@@ -129,11 +129,7 @@ END_TEST
  * to project, ALL_PROJECTED_ATTRIBUTES on a table. */
 static void expect_query_error(const char *op, const char *body, const char *msg)
 {
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 400, "%s: %s", body, r.body ? r.body : "");
-    ck_assert_str_eq(fdbt_error(&r), "ValidationException");
-    ck_assert_str_eq(fdbt_message(&r), msg);
-    fdbt_free(&r);
+    fdbt_expect_error_exact(op, body, "ValidationException", msg);
 }
 
 START_TEST(query_refusals)

@@ -3,6 +3,7 @@
  * clock, injected faults including the lost response, durability of --db across a
  * restart and a SIGKILL, and the `fakedb` program's arguments and signals. */
 #include "fdbt.h"
+#include "dl_check.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -39,13 +40,6 @@ static void teardown(void)
     fdbt_stop();
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void assert_serving(void)
 {
     fdbt_resp r = fdbt_raw("GET", "/fake/health", NULL, NULL, NULL, NULL, 0);
@@ -58,11 +52,7 @@ static void expect_raw(const char *target, const char *ct, const char *auth, con
                        size_t len, long status, const char *type, const char *msg)
 {
     fdbt_resp r = fdbt_raw("POST", "/", target, ct, auth, body, len);
-    ck_assert_msg(r.status == status, "status %ld, want %ld: %s", r.status, status, r.body ? r.body : "");
-    ck_assert_str_eq(fdbt_error(&r), type);
-    if (msg)
-        ck_assert_msg(strstr(fdbt_message(&r), msg), "'%s' lacks '%s'", fdbt_message(&r), msg);
-    fdbt_free(&r);
+    fdbt_expect_answer(&r, status, type, msg, target);
     assert_serving();
 }
 
@@ -234,11 +224,11 @@ START_TEST(clock_long_poll)
     ck_assert_int_ge(json_object_get_int64(fdbt_get(a.r.json, "now_ms")), 1700000005000LL);
     fdbt_free(&a.r);
     /* the timeout runs on real time */
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_raw("GET", "/fake/clock/wait?until_ms=1900000000000&timeout_ms=100", NULL, NULL, NULL, NULL, 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert(!json_object_get_boolean(fdbt_get(r.json, "reached")));
-    ck_assert_int_ge(mono_ms() - t0, 100);
+    ck_assert_int_ge(dl_check_mono_ms() - t0, 100);
     fdbt_free(&r);
     r = fdbt_raw("GET", "/fake/clock/wait?timeout_ms=100", NULL, NULL, NULL, NULL, 0);
     ck_assert_int_eq(r.status, 400);
@@ -358,10 +348,10 @@ START_TEST(fault_delay_and_stats)
 {
     fakedb_fault f = { .kind = FAKEDB_FAULT_DELAY, .operation = "GetItem", .delay_ms = 300, .count = 1 };
     ck_assert_int_gt(fakedb_fault_add(fdbt_db, &f), 0);
-    int64_t t0 = mono_ms();
+    int64_t t0 = dl_check_mono_ms();
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"x\"}}}");
     ck_assert_int_eq(r.status, 200);
-    ck_assert_int_ge(mono_ms() - t0, 300);
+    ck_assert_int_ge(dl_check_mono_ms() - t0, 300);
     fdbt_free(&r);
     ck_assert_int_eq(fakedb_get_stats(fdbt_db, "GetItem").requests, 1);
     r = fdbt_raw("GET", "/fake/stats", NULL, NULL, NULL, NULL, 0);
@@ -406,9 +396,7 @@ START_TEST(durable_file_survives_restart)
     fdbt_free(&r);
     fdbt_stop();
     fdbt_start(NULL);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
 }
 END_TEST
 
@@ -465,57 +453,11 @@ START_TEST(durable_file_past_checkpoints)
     free(body);
     fdbt_stop();
     fdbt_start(NULL);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
 }
 END_TEST
 
 /* ---- the program ---- */
-
-static char *program(void)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/fakedb/fakedb", DYNALOCK_BINARY_DIR);
-    return path;
-}
-
-static pid_t spawn(char *const argv[], int *out_fd)
-{
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2);
-        close(p[0]);
-        close(p[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(p[1]);
-    *out_fd = p[0];
-    return pid;
-}
-
-static int read_port(int fd)
-{
-    char line[256];
-    size_t n = 0;
-    while (n < sizeof line - 1) {
-        ssize_t k = read(fd, line + n, 1);
-        if (k <= 0 || line[n] == '\n')
-            break;
-        n++;
-    }
-    line[n] = 0;
-    const char *p = strstr(line, "fakedb listening on http://127.0.0.1:");
-    ck_assert_msg(p != NULL, "output: %s", line);
-    return atoi(p + strlen("fakedb listening on http://127.0.0.1:"));
-}
 
 static long http_put(int port, const char *op, const char *body, char **out)
 {
@@ -550,21 +492,21 @@ static long http_put(int port, const char *op, const char *body, char **out)
 
 START_TEST(program_args_and_sigterm)
 {
-    char *bad[] = { program(), "--port", "seventy", NULL };
+    char *bad[] = { fdbt_program(), "--port", "seventy", NULL };
     int fd;
-    pid_t pid = spawn(bad, &fd);
+    pid_t pid = fdbt_spawn(bad, &fd);
     int st;
     waitpid(pid, &st, 0);
     close(fd);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 64);
-    char *unknown[] = { program(), "--frob", NULL };
-    pid = spawn(unknown, &fd);
+    char *unknown[] = { fdbt_program(), "--frob", NULL };
+    pid = fdbt_spawn(unknown, &fd);
     waitpid(pid, &st, 0);
     close(fd);
     ck_assert_int_eq(WEXITSTATUS(st), 64);
-    char *ver[] = { program(), "--version", NULL };
-    pid = spawn(ver, &fd);
+    char *ver[] = { fdbt_program(), "--version", NULL };
+    pid = fdbt_spawn(ver, &fd);
     waitpid(pid, &st, 0);
     close(fd);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
@@ -572,9 +514,9 @@ START_TEST(program_args_and_sigterm)
     char pf[] = "/tmp/fakedb-port-XXXXXX";
     int pfd = mkstemp(pf);
     close(pfd);
-    char *run[] = { program(), "--port", "0", "--port-file", pf, "--clock", "fake:1700000000000", NULL };
-    pid = spawn(run, &fd);
-    int port = read_port(fd);
+    char *run[] = { fdbt_program(), "--port", "0", "--port-file", pf, "--clock", "fake:1700000000000", NULL };
+    pid = fdbt_spawn(run, &fd);
+    int port = fdbt_read_port(fd);
     ck_assert_int_gt(port, 0);
     FILE *f = fopen(pf, "r");
     int fport = 0;
@@ -583,11 +525,7 @@ START_TEST(program_args_and_sigterm)
     unlink(pf);
     ck_assert_int_eq(fport, port);
     ck_assert_int_eq(http_put(port, "ListTables", "{}", NULL), 200);
-    kill(pid, SIGTERM);
-    waitpid(pid, &st, 0);
-    close(fd);
-    ck_assert(WIFEXITED(st));
-    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    fdbt_stop_program(pid, fd);
 }
 END_TEST
 
@@ -623,16 +561,6 @@ static void describe(int port, const char *table, char *out, size_t n)
     free(text);
 }
 
-static void stop_program(pid_t pid, int fd)
-{
-    int st;
-    kill(pid, SIGTERM);
-    waitpid(pid, &st, 0);
-    close(fd);
-    ck_assert(WIFEXITED(st));
-    ck_assert_int_eq(WEXITSTATUS(st), 0);
-}
-
 /* Whether a listener could take 127.0.0.1:port now. */
 static bool port_free(int port)
 {
@@ -655,19 +583,19 @@ START_TEST(program_local_options)
         { "--delay-transient-statuses=0" }, { "--delay-transient-statuses=5s" }, { "--account-id" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char *argv[] = { program(), bad[i][0], bad[i][1][0] ? bad[i][1] : NULL, NULL };
+        char *argv[] = { fdbt_program(), bad[i][0], bad[i][1][0] ? bad[i][1] : NULL, NULL };
         int fd, st;
-        pid_t pid = spawn(argv, &fd);
+        pid_t pid = fdbt_spawn(argv, &fd);
         waitpid(pid, &st, 0);
         close(fd);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 64, "%s %s", bad[i][0], bad[i][1]);
     }
     /* --account-id and --delay-transient-statuses=MS, on the fake clock. */
-    char *run[] = { program(), "--port", "0", "--clock", "fake:1700000000000", "--account-id", "123456789012",
+    char *run[] = { fdbt_program(), "--port", "0", "--clock", "fake:1700000000000", "--account-id", "123456789012",
                     "--delay-transient-statuses=2000", NULL };
     int fd;
-    pid_t pid = spawn(run, &fd);
-    int port = read_port(fd);
+    pid_t pid = fdbt_spawn(run, &fd);
+    int port = fdbt_read_port(fd);
     char got[512];
     ck_assert_int_eq(http_put(port, "CreateTable", ORDERS_TABLE, NULL), 200);
     describe(port, "Orders", got, sizeof got);
@@ -678,16 +606,16 @@ START_TEST(program_local_options)
     advance(port, 1);
     describe(port, "Orders", got, sizeof got);
     ck_assert_str_eq(got, "ACTIVE arn:aws:dynamodb:us-east-1:123456789012:table/Orders");
-    stop_program(pid, fd);
+    fdbt_stop_program(pid, fd);
     /* The flag alone holds 5000 ms; no --port means DynamoDB Local's 8000 (checked when
      * 8000 is free on this machine). */
     bool default_port = port_free(8000);
     if (!default_port)
         fprintf(stderr, "program_local_options: 127.0.0.1:8000 is in use here; the default port is not checked\n");
-    char *flag[] = { program(), "--clock", "fake:1700000000000", "--delay-transient-statuses",
+    char *flag[] = { fdbt_program(), "--clock", "fake:1700000000000", "--delay-transient-statuses",
                      default_port ? NULL : "--port", "0", NULL };
-    pid = spawn(flag, &fd);
-    port = read_port(fd);
+    pid = fdbt_spawn(flag, &fd);
+    port = fdbt_read_port(fd);
     if (default_port)
         ck_assert_int_eq(port, 8000);
     ck_assert_int_eq(http_put(port, "CreateTable", ORDERS_TABLE, NULL), 200);
@@ -697,7 +625,7 @@ START_TEST(program_local_options)
     advance(port, 1);
     describe(port, "Orders", got, sizeof got);
     ck_assert_str_eq(got, "ACTIVE arn:aws:dynamodb:us-east-1:000000000000:table/Orders");
-    stop_program(pid, fd);
+    fdbt_stop_program(pid, fd);
 }
 END_TEST
 
@@ -707,18 +635,18 @@ START_TEST(program_db_survives_sigkill)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof path, "%s/d.db", dir);
-    char *run[] = { program(), "--port", "0", "--db", path, NULL };
+    char *run[] = { fdbt_program(), "--port", "0", "--db", path, NULL };
     int fd, st;
-    pid_t pid = spawn(run, &fd);
-    int port = read_port(fd);
+    pid_t pid = fdbt_spawn(run, &fd);
+    int port = fdbt_read_port(fd);
     ck_assert_int_eq(http_put(port, "CreateTable", "{\"TableName\":\"K9s\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
                                                    "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}", NULL), 200);
     ck_assert_int_eq(http_put(port, "PutItem", "{\"TableName\":\"K9s\",\"Item\":{\"pk\":{\"S\":\"rex\"},\"v\":{\"S\":\"acked\"}}}", NULL), 200);
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
     close(fd);
-    pid = spawn(run, &fd);
-    port = read_port(fd);
+    pid = fdbt_spawn(run, &fd);
+    port = fdbt_read_port(fd);
     char *out = NULL;
     ck_assert_int_eq(http_put(port, "GetItem", "{\"TableName\":\"K9s\",\"Key\":{\"pk\":{\"S\":\"rex\"}}}", &out), 200);
     ck_assert_ptr_nonnull(strstr(out, "acked"));
@@ -727,9 +655,7 @@ START_TEST(program_db_survives_sigkill)
     waitpid(pid, &st, 0);
     close(fd);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
 }
 END_TEST
 

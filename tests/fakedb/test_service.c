@@ -142,24 +142,11 @@ static void answer_free(answer *a)
 
 /* ---- raw sockets ---- */
 
-static int dial(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)fakedb_port(fdbt_db));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect: %s", strerror(errno));
-    return fd;
-}
-
 /* Sends raw and reads until the server closes; true when it closed within PROMPT_MS
  * (the answer in out), false when the connection stayed open. */
 static bool exchange_until_closed(const char *raw, char *out, size_t cap)
 {
-    int fd = dial();
+    int fd = fdbt_dial(fakedb_port(fdbt_db));
     size_t n = strlen(raw);
     ck_assert_int_eq(send(fd, raw, n, MSG_NOSIGNAL), (ssize_t)n);
     size_t got = 0;
@@ -190,13 +177,6 @@ static bool exchange_until_closed(const char *raw, char *out, size_t cap)
 
 /* ---- 1. one server per port ---- */
 
-static char *program(void)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/fakedb/fakedb", DYNALOCK_BINARY_DIR);
-    return path;
-}
-
 START_TEST(port_in_use_is_refused)
 {
     start_with(NULL);
@@ -221,7 +201,7 @@ START_TEST(port_in_use_is_refused)
         dup2(p[1], 1);
         close(p[0]);
         close(p[1]);
-        execl(program(), program(), "--port", portarg, (char *)NULL);
+        execl(fdbt_program(), fdbt_program(), "--port", portarg, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -573,7 +553,7 @@ START_TEST(ambiguous_framing_refused_and_closed)
     /* Chunked alone is fine, and the connection is kept for the next request. */
     snprintf(raw, sizeof raw, "%sX-Amz-Target: DynamoDB_20120810.ListTables\r\nTransfer-Encoding: chunked\r\n\r\n"
                               "2\r\n{}\r\n0\r\n\r\n%s", REQ_HEAD, smuggled());
-    int fd = dial();
+    int fd = fdbt_dial(fakedb_port(fdbt_db));
     ck_assert_int_eq(send(fd, raw, strlen(raw), MSG_NOSIGNAL), (ssize_t)strlen(raw));
     shutdown(fd, SHUT_WR);
     size_t got = 0;

@@ -27,24 +27,6 @@ static void teardown(void)
     fdbt_stop();
 }
 
-/* Calls op and asserts the error type and (when msg is not NULL) a part of its text. */
-static void expect_error(const char *op, const char *body, const char *type, const char *msg)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 400, "%s %s: %ld %s", op, body, r.status, r.body);
-    ck_assert_msg(!strcmp(fdbt_error(&r), type), "%s %s: %s", op, body, r.body);
-    if (msg)
-        ck_assert_msg(strstr(fdbt_message(&r), msg) != NULL, "%s %s: want \"%s\", got %s", op, body, msg, r.body);
-    fdbt_free(&r);
-}
-
-static void expect_ok(const char *op, const char *body)
-{
-    fdbt_resp r = fdbt_call(op, body);
-    ck_assert_msg(r.status == 200, "%s %s: %ld %s", op, body, r.status, r.body);
-    fdbt_free(&r);
-}
-
 /* The tags of the table as "k=v,k=v" in the order listed. */
 static void tags_of(const char *arn, char *out, size_t cap)
 {
@@ -95,20 +77,20 @@ START_TEST(tags_round_trip)
     char got[2048];
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, "");
-    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"team\",\"Value\":\"core\"},"
-                             "{\"Key\":\"env\",\"Value\":\"ci\"},{\"Key\":\" \",\"Value\":\"\"}]}");
+    fdbt_expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"team\",\"Value\":\"core\"},"
+                                  "{\"Key\":\"env\",\"Value\":\"ci\"},{\"Key\":\" \",\"Value\":\"\"}]}");
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, " =,env=ci,team=core");
     /* a key twice in one call is refused whole; tagging a key again replaces its value */
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod\"},"
-                                "{\"Key\":\"new\",\"Value\":\"x\"},{\"Key\":\"env\",\"Value\":\"prod2\"}]}",
-                 "ValidationException", "Duplicate Tag Keys provided as input: Duplicate Tag Key found env");
-    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod2\"},"
-                             "{\"Key\":\"a:b/c=d+e-f.g_h\",\"Value\":\"x y\"}]}");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod\"},"
+                                     "{\"Key\":\"new\",\"Value\":\"x\"},{\"Key\":\"env\",\"Value\":\"prod2\"}]}",
+                      "ValidationException", "Duplicate Tag Keys provided as input: Duplicate Tag Key found env");
+    fdbt_expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"env\",\"Value\":\"prod2\"},"
+                                  "{\"Key\":\"a:b/c=d+e-f.g_h\",\"Value\":\"x y\"}]}");
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, " =,a:b/c=d+e-f.g_h=x y,env=prod2,team=core");
     /* removing a key that is not there is not an error */
-    expect_ok("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"env\",\"absent\",\" \"]}");
+    fdbt_expect_ok("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"env\",\"absent\",\" \"]}");
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, "a:b/c=d+e-f.g_h=x y,team=core");
     /* any region and account name the table */
@@ -118,9 +100,9 @@ START_TEST(tags_round_trip)
     fdbt_resp r = fdbt_call("DescribeTable", "{\"TableName\":\"Tagged\"}");
     ck_assert_ptr_null(fdbt_get(r.json, "Table.Tags"));
     fdbt_free(&r);
-    expect_ok("DeleteTable", "{\"TableName\":\"Tagged\"}");
-    expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "\"}", "ResourceNotFoundException",
-                 "Requested resource not found: ResourcArn: " ARN " not found");
+    fdbt_expect_ok("DeleteTable", "{\"TableName\":\"Tagged\"}");
+    fdbt_expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "\"}", "ResourceNotFoundException",
+                      "Requested resource not found: ResourcArn: " ARN " not found");
     fdbt_table("Tagged", NULL, NULL);
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, "");
@@ -133,38 +115,38 @@ START_TEST(tag_lengths_and_unicode)
     memset(key, 'x', 128);
     key[128] = 0;
     snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"%s\",\"Value\":\"v\"}]}", ARN, key);
-    expect_ok("TagResource", body);
+    fdbt_expect_ok("TagResource", body);
     key[128] = 'x';
     key[129] = 0;
     snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"%s\",\"Value\":\"v\"}]}", ARN, key);
-    expect_error("TagResource", body, "ValidationException", "at 'tags.1.member.key' failed to satisfy constraint: Member must have length less than or equal to 128");
+    fdbt_expect_error("TagResource", body, "ValidationException", "at 'tags.1.member.key' failed to satisfy constraint: Member must have length less than or equal to 128");
     /* 128 characters of two bytes each: the limit counts characters */
     key[0] = 0;
     for (int i = 0; i < 128; i++)
         strcat(key, "\xd7\x90");
     snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"%s\",\"Value\":\"%s\"}]}", ARN, key, key);
-    expect_ok("TagResource", body);
+    fdbt_expect_ok("TagResource", body);
     char value[300];
     memset(value, 'v', 256);
     value[256] = 0;
     snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"long\",\"Value\":\"%s\"}]}", ARN, value);
-    expect_ok("TagResource", body);
+    fdbt_expect_ok("TagResource", body);
     value[256] = 'v';
     value[257] = 0;
     snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"long\",\"Value\":\"%s\"}]}", ARN, value);
-    expect_error("TagResource", body, "ValidationException", "at 'tags.1.member.value' failed to satisfy constraint: Member must have length less than or equal to 256");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"ok\",\"Value\":\"v\"},{\"Key\":\"\",\"Value\":\"v\"}]}",
-                 "ValidationException", "at 'tags.2.member.key' failed to satisfy constraint: Member must have length greater than or equal to 1");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"dog\"}]}",
-                 "ValidationException", "The Tag Value provided is invalid, Value: null");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Value\":\"dog\"}]}",
-                 "ValidationException", "Value null at 'tags.1.member.key'");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":7,\"Value\":\"dog\"}]}",
-                 "SerializationException", "NUMBER_VALUE cannot be converted to String");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"k\",\"Value\":false}]}",
-                 "SerializationException", "FALSE_VALUE cannot be converted to String");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":{\"Key\":\"a\",\"Value\":\"b\"}}",
-                 "SerializationException", NULL);
+    fdbt_expect_error("TagResource", body, "ValidationException", "at 'tags.1.member.value' failed to satisfy constraint: Member must have length less than or equal to 256");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"ok\",\"Value\":\"v\"},{\"Key\":\"\",\"Value\":\"v\"}]}",
+                      "ValidationException", "at 'tags.2.member.key' failed to satisfy constraint: Member must have length greater than or equal to 1");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"dog\"}]}",
+                      "ValidationException", "The Tag Value provided is invalid, Value: null");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Value\":\"dog\"}]}",
+                      "ValidationException", "Value null at 'tags.1.member.key'");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":7,\"Value\":\"dog\"}]}",
+                      "SerializationException", "NUMBER_VALUE cannot be converted to String");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"k\",\"Value\":false}]}",
+                      "SerializationException", "FALSE_VALUE cannot be converted to String");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":{\"Key\":\"a\",\"Value\":\"b\"}}",
+                      "SerializationException", NULL);
     /* nothing refused was kept */
     tags_of(ARN, got, sizeof got);
     ck_assert_ptr_null(strstr(got, "dog"));
@@ -178,18 +160,18 @@ START_TEST(tag_alphabet_and_reserved_prefix)
     char body[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"%s\",\"Value\":\"dog\"}]}", ARN, bad[i]);
-        expect_error("TagResource", body, "ValidationException", "The Tag Key provided is invalid, Key: ");
+        fdbt_expect_error("TagResource", body, "ValidationException", "The Tag Key provided is invalid, Key: ");
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"dog\",\"Value\":\"%s\"}]}", ARN, bad[i]);
-        expect_error("TagResource", body, "ValidationException", "The Tag Value provided is invalid, Value: ");
+        fdbt_expect_error("TagResource", body, "ValidationException", "The Tag Value provided is invalid, Value: ");
     }
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"aws:cloudformation:stack\",\"Value\":\"s\"}]}",
-                 "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:cloudformation:stack");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"AWS:x\",\"Value\":\"s\"}]}",
-                 "ValidationException", "Tag Key cannot be prefixed with aws:, Key: AWS:x");
-    expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"aws:x\"]}",
-                 "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:x");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"aws:cloudformation:stack\",\"Value\":\"s\"}]}",
+                      "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:cloudformation:stack");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"AWS:x\",\"Value\":\"s\"}]}",
+                      "ValidationException", "Tag Key cannot be prefixed with aws:, Key: AWS:x");
+    fdbt_expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"aws:x\"]}",
+                      "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:x");
     /* aws without the colon, and aws: inside a key, are ordinary */
-    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"awsome\",\"Value\":\"aws:x\"},{\"Key\":\"x:aws:y\",\"Value\":\"\"}]}");
+    fdbt_expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"awsome\",\"Value\":\"aws:x\"},{\"Key\":\"x:aws:y\",\"Value\":\"\"}]}");
     ck_assert_uint_eq(tag_count(), 2);
 }
 END_TEST
@@ -206,7 +188,7 @@ START_TEST(fifty_tags_at_most)
     /* retagging existing keys at the limit is fine; one more is not */
     tag_many(0, 10, 200);
     tag_many(50, 51, 400);
-    expect_ok("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"k0\"]}");
+    fdbt_expect_ok("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"k0\"]}");
     tag_many(50, 51, 200);
     ck_assert_uint_eq(tag_count(), 50);
 }
@@ -214,10 +196,10 @@ END_TEST
 
 START_TEST(arn_refusals)
 {
-    expect_error("TagResource", "{\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}", "ValidationException", "Invalid TableArn");
-    expect_error("UntagResource", "{\"TagKeys\":[\"a\"]}", "ValidationException", "Invalid TableArn");
-    expect_error("ListTagsOfResource", "{}", "ValidationException", "Invalid TableArn");
-    expect_error("ListTagsOfResource", "{\"ResourceArn\":5}", "SerializationException", NULL);
+    fdbt_expect_error("TagResource", "{\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}", "ValidationException", "Invalid TableArn");
+    fdbt_expect_error("UntagResource", "{\"TagKeys\":[\"a\"]}", "ValidationException", "Invalid TableArn");
+    fdbt_expect_error("ListTagsOfResource", "{}", "ValidationException", "Invalid TableArn");
+    fdbt_expect_error("ListTagsOfResource", "{\"ResourceArn\":5}", "SerializationException", NULL);
     /* AWS's text for each way an ARN is wrong */
     static const char *const pre = "One or more parameter values were invalid: ";
     const struct { const char *arn, *want; } bad[] = {
@@ -237,38 +219,38 @@ START_TEST(arn_refusals)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(want, sizeof want, "%s%s%s", strncmp(bad[i].want, "Invalid TableArn", 16) ? pre : "", bad[i].want, bad[i].arn);
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}", bad[i].arn);
-        expect_error("TagResource", body, "ValidationException", want);
+        fdbt_expect_error("TagResource", body, "ValidationException", want);
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\",\"TagKeys\":[\"a\"]}", bad[i].arn);
-        expect_error("UntagResource", body, "ValidationException", want);
+        fdbt_expect_error("UntagResource", body, "ValidationException", want);
         snprintf(body, sizeof body, "{\"ResourceArn\":\"%s\"}", bad[i].arn);
-        expect_error("ListTagsOfResource", body, "ValidationException", want);
+        fdbt_expect_error("ListTagsOfResource", body, "ValidationException", want);
     }
     /* a stream's ARN: AWS tags streams, fakedb has none */
-    expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "/stream/2023-01-01T00:00:00.000\"}", "ResourceNotFoundException", NULL);
+    fdbt_expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "/stream/2023-01-01T00:00:00.000\"}", "ResourceNotFoundException", NULL);
     /* a well-formed ARN of no table */
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "x\",\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}",
-                 "ResourceNotFoundException", "Requested resource not found: ResourcArn: " ARN "x not found");
-    expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "x\",\"TagKeys\":[\"a\"]}", "ResourceNotFoundException", NULL);
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "x\",\"Tags\":[{\"Key\":\"a\",\"Value\":\"b\"}]}",
+                      "ResourceNotFoundException", "Requested resource not found: ResourcArn: " ARN "x not found");
+    fdbt_expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "x\",\"TagKeys\":[\"a\"]}", "ResourceNotFoundException", NULL);
     /* the list members */
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\"}", "ValidationException",
-                 "Value null at 'tags' failed to satisfy constraint: Member must not be null");
-    expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[]}", "ValidationException",
-                 "Atleast one Tag needs to be provided as Input.");
-    expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\"}", "ValidationException",
-                 "Value null at 'tagKeys' failed to satisfy constraint: Member must not be null");
-    expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[]}", "ValidationException",
-                 "Atleast one Tag Key needs to be provided as Input.");
-    expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"\"]}", "ValidationException",
-                 "at 'tagKeys.1.member' failed to satisfy constraint: Member must have length greater than or equal to 1");
-    expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":\"a\"}", "SerializationException", NULL);
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\"}", "ValidationException",
+                      "Value null at 'tags' failed to satisfy constraint: Member must not be null");
+    fdbt_expect_error("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[]}", "ValidationException",
+                      "Atleast one Tag needs to be provided as Input.");
+    fdbt_expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\"}", "ValidationException",
+                      "Value null at 'tagKeys' failed to satisfy constraint: Member must not be null");
+    fdbt_expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[]}", "ValidationException",
+                      "Atleast one Tag Key needs to be provided as Input.");
+    fdbt_expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":[\"\"]}", "ValidationException",
+                      "at 'tagKeys.1.member' failed to satisfy constraint: Member must have length greater than or equal to 1");
+    fdbt_expect_error("UntagResource", "{\"ResourceArn\":\"" ARN "\",\"TagKeys\":\"a\"}", "SerializationException", NULL);
 }
 END_TEST
 
 START_TEST(create_table_tags)
 {
-    expect_ok("CreateTable", "{\"TableName\":\"Born\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-                             "\"Tags\":[{\"Key\":\"str1\",\"Value\":\"str2\"},{\"Key\":\"kkk\",\"Value\":\"vv\"}]}");
+    fdbt_expect_ok("CreateTable", "{\"TableName\":\"Born\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                  "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                                  "\"Tags\":[{\"Key\":\"str1\",\"Value\":\"str2\"},{\"Key\":\"kkk\",\"Value\":\"vv\"}]}");
     char got[256];
     tags_of("arn:aws:dynamodb:us-east-1:000000000000:table/Born", got, sizeof got);
     ck_assert_str_eq(got, "kkk=vv,str1=str2");
@@ -279,24 +261,24 @@ START_TEST(create_table_tags)
     for (int i = 0; i < 51; i++)
         o += (size_t)snprintf(body + o, sizeof body - o, "%s{\"Key\":\"%d\",\"Value\":\"%d\"}", i ? "," : "", i, i);
     snprintf(body + o, sizeof body - o, "]}");
-    expect_error("CreateTable", body, "ValidationException", "Number of Tags exceed the current limit for the provided ResourceArn");
-    expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-                                "\"Tags\":[{\"Key\":\"aws:x\",\"Value\":\"v\"}]}", "ValidationException", "Tag Key cannot be prefixed with aws:");
-    expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-                                "\"Tags\":[{\"Key\":\"k\",\"Value\":\"1\"},{\"Key\":\"k\",\"Value\":\"2\"}]}", "ValidationException",
-                 "Duplicate Tag Keys provided as input: Duplicate Tag Key found k");
-    expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
-                                "\"Tags\":[{\"Key\":\"k\"}]}", "ValidationException", "The Tag Value provided is invalid, Value: null");
-    expect_error("DescribeTable", "{\"TableName\":\"Refused\"}", "ResourceNotFoundException", NULL);
+    fdbt_expect_error("CreateTable", body, "ValidationException", "Number of Tags exceed the current limit for the provided ResourceArn");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                                     "\"Tags\":[{\"Key\":\"aws:x\",\"Value\":\"v\"}]}", "ValidationException", "Tag Key cannot be prefixed with aws:");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                                     "\"Tags\":[{\"Key\":\"k\",\"Value\":\"1\"},{\"Key\":\"k\",\"Value\":\"2\"}]}", "ValidationException",
+                      "Duplicate Tag Keys provided as input: Duplicate Tag Key found k");
+    fdbt_expect_error("CreateTable", "{\"TableName\":\"Refused\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                                     "\"Tags\":[{\"Key\":\"k\"}]}", "ValidationException", "The Tag Value provided is invalid, Value: null");
+    fdbt_expect_error("DescribeTable", "{\"TableName\":\"Refused\"}", "ResourceNotFoundException", NULL);
 }
 END_TEST
 
 START_TEST(list_tags_next_token)
 {
-    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"c\",\"Value\":\"3\"},{\"Key\":\"a\",\"Value\":\"1\"},{\"Key\":\"b\",\"Value\":\"2\"}]}");
+    fdbt_expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"c\",\"Value\":\"3\"},{\"Key\":\"a\",\"Value\":\"1\"},{\"Key\":\"b\",\"Value\":\"2\"}]}");
     /* every tag fits one page; a NextToken (the last key of a page) resumes after it */
     fdbt_resp r = fdbt_call("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "\",\"NextToken\":\"a\"}");
     ck_assert_int_eq(r.status, 200);
@@ -307,7 +289,7 @@ START_TEST(list_tags_next_token)
     r = fdbt_call("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "\",\"NextToken\":\"c\"}");
     ck_assert_uint_eq(json_object_array_length(fdbt_get(r.json, "Tags")), 0);
     fdbt_free(&r);
-    expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "\",\"NextToken\":[]}", "SerializationException", NULL);
+    fdbt_expect_error("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "\",\"NextToken\":[]}", "SerializationException", NULL);
 }
 END_TEST
 
@@ -319,8 +301,8 @@ START_TEST(tags_survive_restart)
     snprintf(path, sizeof path, "%s/db", dir);
     fdbt_start(path);
     fdbt_table("Tagged", NULL, NULL);
-    expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"keep\",\"Value\":\"me\"}]}");
-    expect_ok("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true}}");
+    fdbt_expect_ok("TagResource", "{\"ResourceArn\":\"" ARN "\",\"Tags\":[{\"Key\":\"keep\",\"Value\":\"me\"}]}");
+    fdbt_expect_ok("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true}}");
     fdbt_stop();
     fdbt_start(path);
     char got[128];
@@ -330,13 +312,11 @@ START_TEST(tags_survive_restart)
     ck_assert_str_eq(fdbt_str(&r, "ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus"), "ENABLED");
     fdbt_free(&r);
     /* UpdateTable keeps them too */
-    expect_ok("UpdateTable", "{\"TableName\":\"Tagged\",\"BillingMode\":\"PROVISIONED\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1}}");
+    fdbt_expect_ok("UpdateTable", "{\"TableName\":\"Tagged\",\"BillingMode\":\"PROVISIONED\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1}}");
     tags_of(ARN, got, sizeof got);
     ck_assert_str_eq(got, "keep=me");
     fdbt_stop();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    fdbt_remove_dir(dir);
     fdbt_start(NULL);   /* for teardown */
 }
 END_TEST
@@ -373,7 +353,7 @@ START_TEST(continuous_backups)
     fdbt_free(&r);
 
     /* a shorter period: after 8 days the window starts 7 days back */
-    expect_ok("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":7}}");
+    fdbt_expect_ok("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":7}}");
     ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 8LL * 86400 * 1000), 0);
     r = fdbt_call("DescribeContinuousBackups", "{\"TableName\":\"Tagged\"}");
     ck_assert_double_eq_tol(json_object_get_double(fdbt_get(r.json, path)), 1700000000.0 + 3600 + 86400, 0.001);
@@ -393,26 +373,26 @@ END_TEST
 
 START_TEST(continuous_backups_refusals)
 {
-    expect_error("DescribeContinuousBackups", "{\"TableName\":\"Nope\"}", "TableNotFoundException", "Table not found: Nope");
-    expect_error("DescribeContinuousBackups", "{}", "ValidationException", "Value null at 'tableName'");
-    expect_error("DescribeContinuousBackups", "{\"TableName\":\"arn:aws:dynamodb:us-east-1:000000000000:table/Nope\"}", "TableNotFoundException", NULL);
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Nope\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true}}",
-                 "TableNotFoundException", "Table not found: Nope");
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\"}", "ValidationException",
-                 "Value null at 'pointInTimeRecoverySpecification' failed to satisfy constraint: Member must not be null");
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{}}", "ValidationException",
-                 "Value null at 'pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'");
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":\"yes\"}}",
-                 "SerializationException", "STRING_VALUE cannot be converted to Boolean");
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":36}}",
-                 "ValidationException", "Member must have value less than or equal to 35");
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":0}}",
-                 "ValidationException", "Member must have value greater than or equal to 1");
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":1.5}}",
-                 "SerializationException", NULL);
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":[]}", "SerializationException", NULL);
-    expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":false,\"RecoveryPeriodInDays\":7}}",
-                 "ValidationException", "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.");
+    fdbt_expect_error("DescribeContinuousBackups", "{\"TableName\":\"Nope\"}", "TableNotFoundException", "Table not found: Nope");
+    fdbt_expect_error("DescribeContinuousBackups", "{}", "ValidationException", "Value null at 'tableName'");
+    fdbt_expect_error("DescribeContinuousBackups", "{\"TableName\":\"arn:aws:dynamodb:us-east-1:000000000000:table/Nope\"}", "TableNotFoundException", NULL);
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Nope\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true}}",
+                      "TableNotFoundException", "Table not found: Nope");
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\"}", "ValidationException",
+                      "Value null at 'pointInTimeRecoverySpecification' failed to satisfy constraint: Member must not be null");
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{}}", "ValidationException",
+                      "Value null at 'pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'");
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":\"yes\"}}",
+                      "SerializationException", "STRING_VALUE cannot be converted to Boolean");
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":36}}",
+                      "ValidationException", "Member must have value less than or equal to 35");
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":0}}",
+                      "ValidationException", "Member must have value greater than or equal to 1");
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":true,\"RecoveryPeriodInDays\":1.5}}",
+                      "SerializationException", NULL);
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":[]}", "SerializationException", NULL);
+    fdbt_expect_error("UpdateContinuousBackups", "{\"TableName\":\"Tagged\",\"PointInTimeRecoverySpecification\":{\"PointInTimeRecoveryEnabled\":false,\"RecoveryPeriodInDays\":7}}",
+                      "ValidationException", "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.");
     /* nothing refused changed the setting */
     fdbt_resp r = fdbt_call("DescribeContinuousBackups", "{\"TableName\":\"Tagged\"}");
     ck_assert_str_eq(fdbt_str(&r, "ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus"), "DISABLED");
@@ -452,9 +432,9 @@ END_TEST
 START_TEST(table_spec_texts)
 {
     /* AttributeDefinitions naming one attribute twice */
-    expect_error("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
-                                "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}",
-                 "ValidationException", NULL);
+    fdbt_expect_error("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}",
+                      "ValidationException", NULL);
     fdbt_resp r = fdbt_call("CreateTable", CT_PK "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
                                            "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"pk\",\"AttributeType\":\"N\"}]}");
     ck_assert_str_eq(fdbt_message(&r), "Attribute Name is duplicated: pk");
@@ -471,7 +451,7 @@ START_TEST(table_spec_texts)
     ck_assert_str_eq(fdbt_error(&r), "ValidationException");
     ck_assert_str_eq(fdbt_message(&r), "Both the Hash Key and the Range Key element in the KeySchema have the same name");
     fdbt_free(&r);
-    expect_error("DescribeTable", "{\"TableName\":\"Keys\"}", "ResourceNotFoundException", NULL);
+    fdbt_expect_error("DescribeTable", "{\"TableName\":\"Keys\"}", "ResourceNotFoundException", NULL);
 
     /* DeleteTable answers DELETING with AWS's short description (issue #25) */
     fdbt_table("Gone", "sk", "N");
@@ -499,7 +479,7 @@ END_TEST
 START_TEST(select_and_start_key_texts)
 {
     fdbt_table("Rows", "sk", "S");
-    expect_ok("PutItem", "{\"TableName\":\"Rows\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"1\"}}}");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Rows\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"1\"}}}");
     const char *q = "{\"TableName\":\"Rows\",\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"a\"}},";
     char body[512];
     snprintf(body, sizeof body, "%s\"Select\":\"COUNT\",\"ProjectionExpression\":\"sk\"}", q);
@@ -522,7 +502,7 @@ START_TEST(select_and_start_key_texts)
     ck_assert_ptr_nonnull(strstr(fdbt_message(&r), "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"));
     fdbt_free(&r);
     snprintf(body, sizeof body, "%s\"Select\":\"SPECIFIC_ATTRIBUTES\",\"ProjectionExpression\":\"sk\"}", q);
-    expect_ok("Query", body);
+    fdbt_expect_ok("Query", body);
 
     /* ExclusiveStartKey: not the table's key, or outside the key condition */
     r = fdbt_call("Scan", "{\"TableName\":\"Rows\",\"ExclusiveStartKey\":{\"pk\":{\"S\":\"a\"}}}");
@@ -554,7 +534,7 @@ START_TEST(select_and_start_key_texts)
     const char *inside[] = { "1", "3", "5" };
     for (size_t i = 0; i < 3; i++) {
         snprintf(body, sizeof body, "%s\"ExclusiveStartKey\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"%s\"}}}", rq, inside[i]);
-        expect_ok("Query", body);
+        fdbt_expect_ok("Query", body);
     }
     const struct { const char *cond, *v, *esk; bool ok; } ops[] = {
         { "sk < :v", "3", "2", true }, { "sk < :v", "3", "3", false }, { "sk <= :v", "3", "3", true },
@@ -577,22 +557,22 @@ END_TEST
 START_TEST(request_class_texts)
 {
     /* UpdateTimeToLive with an Enabled that is not a boolean */
-    expect_error("UpdateTimeToLive", "{\"TableName\":\"Tagged\",\"TimeToLiveSpecification\":{\"AttributeName\":\"exp\",\"Enabled\":\"yes\"}}",
-                 "SerializationException", "STRING_VALUE cannot be converted to Boolean");
-    expect_error("UpdateTimeToLive", "{\"TableName\":\"Tagged\",\"TimeToLiveSpecification\":{\"AttributeName\":\"exp\",\"Enabled\":1}}",
-                 "SerializationException", "NUMBER_VALUE cannot be converted to Boolean");
+    fdbt_expect_error("UpdateTimeToLive", "{\"TableName\":\"Tagged\",\"TimeToLiveSpecification\":{\"AttributeName\":\"exp\",\"Enabled\":\"yes\"}}",
+                      "SerializationException", "STRING_VALUE cannot be converted to Boolean");
+    fdbt_expect_error("UpdateTimeToLive", "{\"TableName\":\"Tagged\",\"TimeToLiveSpecification\":{\"AttributeName\":\"exp\",\"Enabled\":1}}",
+                      "SerializationException", "NUMBER_VALUE cannot be converted to Boolean");
     /* an update naming a missing operand fails the whole request and writes nothing */
-    expect_ok("PutItem", "{\"TableName\":\"Tagged\",\"Item\":{\"pk\":{\"S\":\"u\"},\"n\":{\"N\":\"1\"}}}");
-    expect_error("UpdateItem", "{\"TableName\":\"Tagged\",\"Key\":{\"pk\":{\"S\":\"u\"}},\"UpdateExpression\":\"SET n = :one, m = absent + :one\","
-                               "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}",
-                 "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Tagged\",\"Item\":{\"pk\":{\"S\":\"u\"},\"n\":{\"N\":\"1\"}}}");
+    fdbt_expect_error("UpdateItem", "{\"TableName\":\"Tagged\",\"Key\":{\"pk\":{\"S\":\"u\"}},\"UpdateExpression\":\"SET n = :one, m = absent + :one\","
+                                    "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}",
+                      "ValidationException", "The provided expression refers to an attribute that does not exist in the item");
     fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Tagged\",\"Key\":{\"pk\":{\"S\":\"u\"}}}");
     ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "1");
     ck_assert_ptr_null(fdbt_get(r.json, "Item.m"));
     fdbt_free(&r);
     /* an invalid number */
-    expect_error("PutItem", "{\"TableName\":\"Tagged\",\"Item\":{\"pk\":{\"S\":\"v\"},\"n\":{\"N\":\"12abc\"}}}",
-                 "ValidationException", "A value provided cannot be converted into a number");
+    fdbt_expect_error("PutItem", "{\"TableName\":\"Tagged\",\"Item\":{\"pk\":{\"S\":\"v\"},\"n\":{\"N\":\"12abc\"}}}",
+                      "ValidationException", "A value provided cannot be converted into a number");
     /* a body that is not JSON: the __type alone, as AWS answers */
     const char *bad[] = { "{not json", "{\"TableName\":", "{} trailing" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

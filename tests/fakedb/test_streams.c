@@ -66,11 +66,7 @@ static void ok(const char *op, const char *fmt, ...)
  * containing msg. */
 static void expect_err(fdbt_resp r, const char *type, const char *msg)
 {
-    ck_assert_msg(r.status == 400, "status %ld: %s", r.status, r.body ? r.body : "");
-    ck_assert_str_eq(fdbt_error(&r), type);
-    if (msg)
-        ck_assert_msg(strstr(fdbt_message(&r), msg), "message '%s' lacks '%s'", fdbt_message(&r), msg);
-    fdbt_free(&r);
+    fdbt_expect_answer(&r, 400, type, msg, NULL);
 }
 
 __attribute__((format(printf, 2, 3)))

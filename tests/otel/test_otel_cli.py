@@ -19,6 +19,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import fakedb_proc  # noqa: E402
 import receiver  # noqa: E402
 from test_otel import attrs, check, failures, spans_of, last_metrics  # noqa: E402
 
@@ -36,15 +38,6 @@ def get_log(base):
     return json.loads(urllib.request.urlopen(base + "/log", timeout=10).read())
 
 
-def wait_file(path, bound_s=20):
-    end = time.monotonic() + bound_s
-    while time.monotonic() < end:
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def run(env, *args):
     t0 = time.monotonic()
     p = subprocess.run([DL] + list(args), env=env, capture_output=True, text=True, timeout=60)
@@ -53,15 +46,13 @@ def run(env, *args):
 
 def main():
     w = tempfile.mkdtemp(prefix="dynalock-otel-cli.")
-    fk = subprocess.Popen([FAKEDB, "--port", "0", "--port-file", w + "/port"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fk, ep = fakedb_proc.start(FAKEDB, w)
     srv = receiver.start()
     base = "http://127.0.0.1:%d" % srv.server_address[1]
     try:
-        if not wait_file(w + "/port"):
+        if ep is None:
             print("fakedb did not start")
             return 1
-        ep = "http://127.0.0.1:%s" % open(w + "/port").read().strip()
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("OTEL_", "DYNALOCK_", "AWS_")) and k != "TRACEPARENT"}
         env.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1",

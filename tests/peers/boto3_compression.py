@@ -10,12 +10,13 @@ Usage: boto3_compression.py FAKEDB_BINARY"""
 import gzip
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import fakedb_proc  # noqa: E402
 
 try:
     import boto3
@@ -41,18 +42,11 @@ def step(name, ok):
 
 
 def start(binary, tmp):
-    port_file = os.path.join(tmp, "port")
-    proc = subprocess.Popen([binary, "--port", "0", "--port-file", port_file, "--credentials", f"{KEY}:{SECRET}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(port_file) and open(port_file).read().strip():
-            return proc, "http://127.0.0.1:" + open(port_file).read().strip()
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    print("boto3_compression: fakedb did not start")
-    sys.exit(1)
+    proc, endpoint = fakedb_proc.start(binary, tmp, "--credentials", f"{KEY}:{SECRET}")
+    if endpoint is None:
+        print("boto3_compression: fakedb did not start")
+        sys.exit(1)
+    return proc, endpoint
 
 
 def main():

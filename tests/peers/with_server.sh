@@ -9,6 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/peers/missing.sh"
+. "$root/tests/support/fakedb.sh"
 kind=$1; shift
 bin=""
 if [ "$kind" = fakedb ]; then bin=$1; shift; fi
@@ -23,13 +24,13 @@ trap cleanup EXIT
 
 case "$kind" in
   fakedb)
+    started=0
     # DYNALOCK_FAKEDB_ARGS: more options for fakedb (a session that needs a fake clock)
     # shellcheck disable=SC2086
-    "$bin" --port 0 --port-file "$tmp/port" ${DYNALOCK_FAKEDB_ARGS:-} >"$tmp/server.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 500); do [ -s "$tmp/port" ] && break; sleep 0.01; done
-    [ -s "$tmp/port" ] || { echo "with_server: fakedb did not start"; cat "$tmp/server.log"; exit 1; }
-    port=$(cat "$tmp/port")
+    fakedb_start "$bin" "$tmp" ${DYNALOCK_FAKEDB_ARGS:-} && started=1
+    pid=$fakedb_pid
+    [ "$started" = 1 ] || { echo "with_server: fakedb did not start"; exit 1; }
+    port=${fakedb_ep##*:}
     ;;
   ddblocal)
     # Under ctest, the fixture's shared DynamoDB Local (tests/peers/ddblocal.sh).

@@ -14,13 +14,6 @@
 
 #include "internal.h"
 
-static int64_t real_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- system clock */
 
 START_TEST(system_reads)
@@ -74,9 +67,9 @@ static void *sleep_main(void *arg)
 {
     sleeper *s = arg;
     atomic_store(&s->tid, (long)syscall(SYS_gettid));
-    int64_t t0 = real_ms();
+    int64_t t0 = dl_check_mono_ms();
     s->rc = ddb_clock_sleep(s->clock, s->ms, s->cancel);
-    s->real_ms_taken = real_ms() - t0;
+    s->real_ms_taken = dl_check_mono_ms() - t0;
     atomic_store(&s->done, 1);
     if (s->idle_after)
         ddb__clock_thread_idle(s->clock);
@@ -179,9 +172,9 @@ END_TEST
 START_TEST(fake_wait_for_waiters_times_out)
 {
     ddb_clock *c = ddb_fake_clock_new(0);
-    int64_t t0 = real_ms();
+    int64_t t0 = dl_check_mono_ms();
     ck_assert_int_eq(ddb_fake_clock_wait_for_waiters(c, 1, 30), DDB_ETIMEDOUT);
-    ck_assert_int_ge(real_ms() - t0, 29);
+    ck_assert_int_ge(dl_check_mono_ms() - t0, 29);
     ck_assert_int_eq(ddb_fake_clock_wait_for_waiters(c, 0, 0), 0);
     ck_assert_int_eq(ddb_fake_clock_settle(c, 0), 0); /* nothing released */
     ddb_clock_unref(c);
@@ -457,11 +450,11 @@ END_TEST
 START_TEST(system_cancel_after)
 {
     ddb_cancel *k = ddb_cancel_new();
-    int64_t t0 = real_ms();
+    int64_t t0 = dl_check_mono_ms();
     ck_assert_int_eq(ddb_cancel_after(k, NULL, 40), 0);
     ck_assert(!ddb_cancel_is_set(k));
     ck_assert_int_eq(ddb_cancel_wait(k, 10000), 0);
-    ck_assert_int_ge(real_ms() - t0, 39);
+    ck_assert_int_ge(dl_check_mono_ms() - t0, 39);
     ddb_cancel_unref(k);
     /* An earlier timer added after a later one fires first. */
     ddb_cancel *late = ddb_cancel_new(), *early = ddb_cancel_new();

@@ -39,6 +39,13 @@ int64_t dl_check_bound_ms(int64_t ms)
     return ms * (scale >= 1 ? scale : 1);
 }
 
+int64_t dl_check_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* The state letter of thread tid ('R', 'S', 'D', ...), or 0 when it cannot be read. */
 static char thread_state(long tid)
 {

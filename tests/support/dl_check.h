@@ -22,6 +22,8 @@ void dl_check_skip(const char *test, const char *why);
  * integer >= 1, set by the build for valgrind and the sanitizers) times ms. Bounds that
  * prove something happened promptly use it; bounds that prove a wait lasted do not. */
 int64_t dl_check_bound_ms(int64_t ms);
+/* The monotonic clock (CLOCK_MONOTONIC) in ms: real time, for the bounds above. */
+int64_t dl_check_mono_ms(void);
 /* Waits (polling the kernel's view of the thread, at most timeout_ms of real time, scaled)
  * until thread `tid` of this process is asleep ('S' in /proc/self/task/TID/stat):
  * blocked in a call. true when it is; false when the time ran out. */
