@@ -236,7 +236,9 @@ START_TEST(update_table_creates_multikey_gsi)
     /* KEYS_ONLY: the table's key and the index's three */
     ck_assert_int_eq(json_object_object_length(json_object_array_get_idx(fdbt_get(r.json, "Items"), 0)), 4);
     fdbt_free(&r);
-    r = fdbt_call("UpdateTable", "{\"TableName\":\"Orders\",\"AttributeDefinitions\":[{\"AttributeName\":\"tier\",\"AttributeType\":\"N\"}],"
+    /* (every key attribute defined in the request, which UpdateTable checks first) */
+    r = fdbt_call("UpdateTable", "{\"TableName\":\"Orders\",\"AttributeDefinitions\":[{\"AttributeName\":\"tier\",\"AttributeType\":\"N\"},"
+                                 "{\"AttributeName\":\"yr\",\"AttributeType\":\"N\"}],"
                                  "\"GlobalSecondaryIndexUpdates\":[{\"Create\":{\"IndexName\":\"bad\",\"KeySchema\":["
                                  R("tier") "," H("yr") "],\"Projection\":{\"ProjectionType\":\"ALL\"}}}]}");
     refused(&r, "The first KeySchemaElement is not a HASH key type");
