@@ -363,8 +363,14 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
     /* Whole items into a body that is only rendered: each is its stored JSON, copied as
      * it is (what FDB_JSON_FLAGS wrote), not parsed and written again; only the page's
      * last item is parsed, for LastEvaluatedKey. */
+    /* A local index whose entries lack attributes asked for fetches each item from the
+     * table: DynamoDB charges the entries read, as a page, and each item fetched, rounded
+     * up on its own, to the table. */
+    bool fetch = q->ix && !q->ix->global && q->all_attrs && q->ix->projection != FDB_PROJ_ALL;
+    int64_t entry_bytes = 0;
+    double fetched_units = 0;
     bool raw = r->render_only && !q->total_segments && !q->pq && !q->filter && !q->proj &&
-               !q->attrs_to_get && (!q->ix || q->all_attrs);
+               !q->attrs_to_get && (!q->ix || q->all_attrs) && !fetch;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t size = sqlite3_column_int64(st, 1);
         if (raw) {
@@ -413,6 +419,14 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
         if (q->ix && !q->all_attrs && q->ix->projection != FDB_PROJ_ALL)
             size = (int64_t)fakedb__item_size(view); /* an index is read by the size of its entries */
         bytes += size;
+        if (fetch) {
+            json_object *entry = fakedb__project_index(q->t, q->ix, item);
+            entry_bytes += (int64_t)fakedb__item_size(entry);
+            json_object_put(entry);
+            fetched_units += fakedb__read_units((size_t)size, q->consistent);
+        } else {
+            entry_bytes += size;
+        }
         bool keep = true;
         if (q->pq && q->pq->where && fakedb__expr_eval(q->pq->where, view, &keep, err)) {
             rc = fakedb__reply_fail_validation(r, "%s", err);
@@ -456,11 +470,11 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
     json_object_object_add(r->body, "ScannedCount", json_object_new_int64(scanned));
     if (last)
         json_object_object_add(r->body, "LastEvaluatedKey", last);
-    double units = fakedb__read_units((size_t)bytes, q->consistent);
+    double units = fakedb__read_units((size_t)(raw ? bytes : entry_bytes), q->consistent);
     double *ix_units = q->ix ? calloc(q->t->n_idx, sizeof *ix_units) : NULL;
-    if (ix_units) { /* an index's read is the index's, the table's own is 0 */
+    if (ix_units) { /* an index's read is the index's; the table's, what was fetched from it */
         ix_units[q->ix - q->t->idx] = units;
-        fakedb__add_capacity_ix(req, r->body, q->t, 0, ix_units);
+        fakedb__add_capacity_ix(req, r->body, q->t, fetched_units, ix_units);
         free(ix_units);
     } else {
         fakedb__add_capacity(req, r->body, q->t->name, units);

@@ -363,6 +363,43 @@ START_TEST(query_page_sum)
 }
 END_TEST
 
+/* A local index whose entries lack what the query asks for fetches each item from the
+ * table: the entries are charged to the index as a page, each fetched item on its own
+ * (rounded up to 4 KB) to the table. Three items of 5,000 bytes whose keys-only entries
+ * are 3 + 4 + 2 = 9 bytes: the index a unit (strongly consistent), the table 3 x 2. */
+START_TEST(local_index_fetch)
+{
+    const char *ls[3] = { "a", "b", "c" };
+    char sk[8];
+    for (int i = 0; i < 3; i++) {
+        snprintf(sk, sizeof sk, "s%d", i);
+        put("Tab", item("f", sk, NULL, ls[i], 5000));
+    }
+#define Q_L "\"TableName\":\"Tab\",\"IndexName\":\"byL\",\"KeyConditionExpression\":\"pk = :p\"," \
+            "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"f\"}},\"ReturnConsumedCapacity\":\"INDEXES\""
+    fdbt_resp r = fdbt_call("Query", "{" Q_L ",\"ConsistentRead\":true,\"Select\":\"ALL_ATTRIBUTES\"}");
+    ck_assert(units(&r, "ConsumedCapacity.CapacityUnits") == 7);
+    ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 6);
+    ck_assert(units(&r, "ConsumedCapacity.LocalSecondaryIndexes.byL.CapacityUnits") == 1);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 3);
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "Items.0.v")); /* fetched: the whole item */
+    fdbt_free(&r);
+    /* eventually consistent: halves of each */
+    r = fdbt_call("Query", "{" Q_L ",\"ProjectionExpression\":\"v\"}");
+    ck_assert(units(&r, "ConsumedCapacity.CapacityUnits") == 3.5);
+    ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 3);
+    ck_assert(units(&r, "ConsumedCapacity.LocalSecondaryIndexes.byL.CapacityUnits") == 0.5);
+    fdbt_free(&r);
+    /* what the entries hold: the index alone */
+    r = fdbt_call("Query", "{" Q_L ",\"ConsistentRead\":true}");
+    ck_assert(units(&r, "ConsumedCapacity.CapacityUnits") == 1);
+    ck_assert(units(&r, "ConsumedCapacity.Table.CapacityUnits") == 0);
+    ck_assert_ptr_null(fdbt_get(r.json, "Items.0.v"));
+    fdbt_free(&r);
+#undef Q_L
+}
+END_TEST
+
 /* A failed condition: DynamoDB charges the write but the error carries no
  * ConsumedCapacity; a cancelled transaction none either. */
 START_TEST(failed_condition)
@@ -402,6 +439,7 @@ int main(void)
     tcase_add_test(tc, transact_get);
     tcase_add_test(tc, query_and_scan);
     tcase_add_test(tc, query_page_sum);
+    tcase_add_test(tc, local_index_fetch);
     tcase_add_test(tc, failed_condition);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
