@@ -45,9 +45,9 @@ ddb__scope ddb__scope_hold(ddb_clock *c);
 void ddb__scope_unhold(ddb__scope *s);
 void ddb__scope_end(ddb__scope *s);
 #define DDB__CALL_SCOPE(clk)                                                              \
-    ddb__scope ddb__call_scope __attribute__((cleanup(ddb__scope_end))) = { .clock = (clk) }
+    ddb__scope ddb__call_scope __attribute__((cleanup(ddb__scope_end), unused)) = { .clock = (clk) }
 #define DDB__HOLD_SCOPE(clk)                                                              \
-    ddb__scope ddb__hold_scope __attribute__((cleanup(ddb__scope_unhold))) = ddb__scope_hold(clk)
+    ddb__scope ddb__hold_scope __attribute__((cleanup(ddb__scope_unhold), unused)) = ddb__scope_hold(clk)
 
 /* ---- logging and telemetry through the client (client.c) */
 /* Whether a record at level would reach the client's log sink. */
