@@ -266,8 +266,8 @@ END_TEST
 static const char *const k_hostile[] = {
     "{\"S\":\"quote \\\" backslash \\\\ slash / tab \\t nl \\n ctl \\u0001 del \\u007f\"}",
     "{\"S\":\"\\u00e9t\\u00e9 \\u2028 \\ud83d\\ude00 \\u0000 end\"}",
-    "{\"M\":{\"a\":{\"L\":[{\"N\":\"-1.5\"},{\"B\":\"AAEC/w==\"},{\"NULL\":true},{\"BOOL\":false}]},"
-    "\"\\\"k\\\"\":{\"SS\":[\"x\",\"y\"]}}}",
+    ("{\"M\":{\"a\":{\"L\":[{\"N\":\"-1.5\"},{\"B\":\"AAEC/w==\"},{\"NULL\":true},{\"BOOL\":false}]},"
+     "\"\\\"k\\\"\":{\"SS\":[\"x\",\"y\"]}}}"),
 };
 
 static void put_page_items(int n_big)
