@@ -4,7 +4,8 @@
 # `scripts/test.sh --valgrind` sets) it runs under valgrind's memcheck instead (any error,
 # and a definite or possible leak, fails it), with six times the bound and
 # DYNALOCK_TEST_TIME_SCALE=10, since valgrind runs code tens of times slower. So one build
-# serves the normal run and the valgrind run. Origins of uninitialised values are not
+# serves the normal run and the valgrind run. Under a sanitizer (DYNALOCK_TEST_TIME_SCALE
+# above 1, set by its build) the bound is that many times SECONDS. Origins of uninitialised values are not
 # tracked (that doubles valgrind's time and finds nothing more): to see where a reported
 # value came from, run again with VALGRIND_OPTS=--track-origins=yes.
 set -u
@@ -20,6 +21,9 @@ if [ "${DYNALOCK_TEST_VALGRIND:-}" = 1 ]; then
     set -- valgrind --quiet --error-exitcode=99 --leak-check=full \
         --errors-for-leak-kinds=definite,possible --show-leak-kinds=definite,possible \
         --suppressions="$(dirname "$0")/../valgrind.supp" "$@"
+elif [ "${DYNALOCK_TEST_TIME_SCALE:-1}" -gt 1 ] 2>/dev/null; then
+    # a sanitizer's build (its scale, 3): the bound stretches as the suites' own do
+    secs=$((secs * DYNALOCK_TEST_TIME_SCALE))
 fi
 timeout --kill-after=10 "$secs" "$@"
 st=$?
