@@ -36,6 +36,26 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+void fakedb__def_names(json_object *defs, char *out, size_t cap)
+{
+    const char *names[64];
+    size_t n = 0, o = 0;
+    out[0] = 0;
+    size_t total = defs && json_object_is_type(defs, json_type_array) ? json_object_array_length(defs) : 0;
+    for (size_t i = 0; i < total && n < 64; i++) {
+        const char *an = fakedb__json_str(json_object_array_get_idx(defs, i), "AttributeName");
+        if (an)
+            names[n++] = an;
+    }
+    qsort(names, n, sizeof names[0], cmp_names);
+    for (size_t i = 0; i < n && o < cap; i++) {
+        int w = snprintf(out + o, cap - o, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+}
+
 /* The request's own AttributeDefinitions must define every key attribute of a new index
  * (the table's definitions do not count, as in DynamoDB). */
 static int check_new_keys(json_object *c, json_object *defs, fakedb__reply *r)
@@ -46,24 +66,8 @@ static int check_new_keys(json_object *c, json_object *defs, fakedb__reply *r)
         const char *an = fakedb__json_str(json_object_array_get_idx(ks, i), "AttributeName");
         if (!an || fakedb__spec_attr_type(defs, an))
             continue;
-        const char *names[64];
-        size_t m = 0;
-        size_t total = defs && json_object_is_type(defs, json_type_array) ? json_object_array_length(defs) : 0;
-        for (size_t k = 0; k < total && m < 64; k++) {
-            const char *dn = fakedb__json_str(json_object_array_get_idx(defs, k), "AttributeName");
-            if (dn)
-                names[m++] = dn;
-        }
-        qsort(names, m, sizeof names[0], cmp_names);
         char list[1024];
-        size_t o = 0;
-        list[0] = 0;
-        for (size_t k = 0; k < m && o < sizeof list; k++) {
-            int w = snprintf(list + o, sizeof list - o, "%s%s", k ? ", " : "", names[k]);
-            if (w < 0)
-                break;
-            o += (size_t)w;
-        }
+        fakedb__def_names(defs, list, sizeof list);
         return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]", an, list);
     }
     return 0;

@@ -81,6 +81,9 @@ int fakedb__valid_name(const char *name, const char *what, fakedb__reply *r);
 /* index_update.c: UpdateTable's GlobalSecondaryIndexUpdates (db->lock held) */
 /* DynamoDB's checks of the updates against table t: 0, or -1 with r's error. */
 int fakedb__gsi_updates_check(fakedb__table *t, json_object *req, fakedb__reply *r);
+/* The AttributeNames of an AttributeDefinitions list, sorted, joined by ", " into out
+ * (cut at cap), for the messages that list them. index_update.c. */
+void fakedb__def_names(json_object *defs, char *out, size_t cap);
 /* While t's index is CREATING or DELETING: -1 with ResourceInUseException, or 1 for the
  * one change allowed then (deleting the index being created); 0 when no index changes. */
 int fakedb__gsi_update_busy(fakedb__store *db, fakedb__table *t, json_object *req, fakedb__reply *r);

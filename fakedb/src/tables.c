@@ -131,32 +131,6 @@ int fakedb__table_lookup(fakedb__store *db, json_object *req, fakedb__table **ou
 
 /* ---- specs ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* "a, b, c": the names of AttributeDefinitions in sorted order, as DynamoDB lists them. */
-static void def_names(json_object *defs, char *out, size_t cap)
-{
-    const char *names[64];
-    size_t n = 0, o = 0;
-    out[0] = 0;
-    size_t total = defs && json_object_is_type(defs, json_type_array) ? json_object_array_length(defs) : 0;
-    for (size_t i = 0; i < total && n < 64; i++) {
-        const char *an = fakedb__json_str(json_object_array_get_idx(defs, i), "AttributeName");
-        if (an)
-            names[n++] = an;
-    }
-    qsort(names, n, sizeof names[0], cmp_str);
-    for (size_t i = 0; i < n && o < cap; i++) {
-        int w = snprintf(out + o, cap - o, "%s%s", i ? ", " : "", names[i]);
-        if (w < 0)
-            break;
-        o += (size_t)w;
-    }
-}
-
 static const char k_name_length[] =
     "Names of key attributes and attributes projected into an index must be between 1 and 255 characters, inclusive";
 
@@ -211,7 +185,7 @@ static int check_key_schema(json_object *ks, json_object *defs, const char *what
             if (table_key)
                 return fakedb__reply_fail_validation(r, "Invalid KeySchema: Some index key attribute have no definition");
             char names[1024];
-            def_names(defs, names, sizeof names);
+            fakedb__def_names(defs, names, sizeof names);
             return fakedb__reply_fail_validation(r, "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]", an, names);
         }
     }
