@@ -46,16 +46,16 @@ expect_eq() { # DESCRIPTION EXPECTED ACTUAL
     [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
-expect_match() { # DESCRIPTION PATTERN TEXT   (grep -E pattern)
-    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: '$3' does not match /$2/"
+expect_match() { # DESCRIPTION PATTERN TEXT   (grep -E pattern, matched line by line)
+    grep -Eq -- "$2" <<<"$3" || fail "$1: '$3' does not match /$2/"
 }
 
 # Runs a command; its status in $st, its stdout in $out, its stderr in $err.
 capture() {
     "$@" >"$W/out" 2>"$W/err"
     st=$?
-    out=$(cat "$W/out")
-    err=$(cat "$W/err")
+    out=$(<"$W/out")
+    err=$(<"$W/err")
 }
 
 # expect_usage NEEDLE CMD...: exit 64, and on stderr a line naming NEEDLE and the
@@ -65,9 +65,11 @@ expect_usage() {
     shift
     capture "$@"
     expect_eq "status of '$*'" 64 "$st"
-    expect_match "error line of '$*'" "$needle" "$(printf '%s\n' "$err" | head -1)"
-    expect_match "usage line of '$*'" "^usage: dynalock " "$(printf '%s\n' "$err" | sed -n 2p)"
-    expect_eq "stderr lines of '$*'" 2 "$(printf '%s\n' "$err" | wc -l)"
+    local e
+    mapfile -t e <<<"$err"
+    expect_match "error line of '$*'" "$needle" "${e[0]}"
+    expect_match "usage line of '$*'" "^usage: dynalock " "${e[1]:-}"
+    expect_eq "stderr lines of '$*'" 2 "${#e[@]}"
 }
 
 # Starts a command in the background, its output in $W/NAME.out and .err; pid in $bg.
@@ -81,7 +83,9 @@ start_bg() { # NAME CMD...
 
 running() { # PID: true while the process runs (a zombie does not count)
     local s
-    s=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+    { IFS= read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+    s=${s##*) }
+    s=${s%% *}
     [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
 }
 
@@ -91,7 +95,7 @@ poll_until() {
     shift
     for ((i = 0; i < tries; i++)); do
         eval "$*" && return 0
-        sleep 0.05
+        nap 0.05
     done
     eval "$*"
 }
@@ -111,8 +115,7 @@ bound_ms() {
 }
 
 advance() { # MS: moves the fake server's clock
-    curl -sf -X POST -H 'Content-Type: application/json' -d "{\"ms\":$1}" \
-        "$EP/fake/clock/advance" >/dev/null || fail "advancing the server clock"
+    fakedb_admin POST /fake/clock/advance "{\"ms\":$1}" || fail "advancing the server clock"
 }
 
 # pass_time MS: lets MS of server time pass in steps of 2 s, with a pause of real time
@@ -123,7 +126,7 @@ pass_time() {
     while [ "$left" -gt 0 ]; do
         advance 2000
         left=$((left - 2000))
-        sleep 0.05
+        nap 0.05
     done
 }
 
@@ -156,7 +159,11 @@ kill9() {
     { kill -KILL "$1"; finish "$1"; } 2>/dev/null
 }
 
-lines() { [ -f "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
+lines() { # FILE: its number of lines (0 when it does not exist)
+    local l=()
+    [ -f "$1" ] && mapfile -t l <"$1"
+    echo "${#l[@]}"
+}
 
 C=(--clock server --table cli)
 
@@ -183,12 +190,12 @@ get_item() { # TABLE PK
 # An empty OPERATION matches every operation.
 hang() {
     local op=${1:+\"operation\":\"$1\",} key=${3:+,\"key\":\"$3\"}
-    curl -sf "$EP/fake/faults" -d "{\"kind\":\"delay\",$op\"table\":\"$2\"$key,\"delay_ms\":60000}" \
-        >/dev/null || fail "installing a delay fault"
+    fakedb_admin POST /fake/faults "{\"kind\":\"delay\",$op\"table\":\"$2\"$key,\"delay_ms\":60000}" ||
+        fail "installing a delay fault"
 }
 # hung: true once a request has met the delay fault (with one fault installed).
-hung() { curl -sf "$EP/fake/faults" | grep -q '"fired":[1-9]'; }
-unhang() { curl -sf -X DELETE "$EP/fake/faults" >/dev/null || fail "removing the faults"; }
+hung() { fakedb_admin GET /fake/faults && [[ $fakedb_reply =~ \"fired\":[1-9] ]]; }
+unhang() { fakedb_admin DELETE /fake/faults || fail "removing the faults"; }
 now_ms() { date +%s%3N; }
 
 # term_hung NAME: the background command $bg (started as NAME) waits for a request that
@@ -210,7 +217,7 @@ term_hung() {
 fakedb_start "$FAKEDB" "$W" --clock fake:1767225600000 || { echo "cli: fakedb did not start"; exit 1; }
 EP=$fakedb_ep
 export AWS_ENDPOINT_URL_DYNAMODB=$EP
-poll_until 100 'curl -sf "$EP/fake/health" >/dev/null' || { echo "cli: fakedb unhealthy"; exit 1; }
+poll_until 100 'fakedb_admin GET /fake/health' || { echo "cli: fakedb unhealthy"; exit 1; }
 "$DL" table create cli --exist-ok >/dev/null || { echo "cli: cannot create table cli"; exit 1; }
 "$DL" table create items --exist-ok >/dev/null || { echo "cli: cannot create table items"; exit 1; }
 
@@ -990,8 +997,18 @@ EOS
     chmod +x "$W/now.sh" "$W/holder.sh" "$W/contender.sh"
     at() { sed -n "s/^$1 //p" "$log" 2>/dev/null; }
     server_now() { DYNALOCK_ENDPOINT=$EP "$W/now.sh"; }
-    refusals() { curl -sf "$EP/fake/stats" | sed -n 's/^{"requests":[0-9]*,"condition_failures":\([0-9]*\).*/\1/p'; }
-    gets() { curl -sf "$EP/fake/stats" | sed -n 's/.*"GetItem":{"requests":\([0-9]*\).*/\1/p' | grep . || echo 0; }
+    refusals() {
+        fakedb_admin GET /fake/stats &&
+            [[ $fakedb_reply =~ ^\{\"requests\":[0-9]*,\"condition_failures\":([0-9]*) ]] &&
+            echo "${BASH_REMATCH[1]}"
+    }
+    gets() {
+        if fakedb_admin GET /fake/stats && [[ $fakedb_reply =~ \"GetItem\":\{\"requests\":([0-9]+) ]]; then
+            echo "${BASH_REMATCH[1]}"
+        else
+            echo 0
+        fi
+    }
 
     t0=$(server_now)
     start_bg dl_holder "$DL" run "${C[@]}" --lease 3s --label holder --kill-after 5s deadline -- "$W/holder.sh"
@@ -1009,7 +1026,7 @@ EOS
     curl -sf "$EP/fake/faults" -d '{"kind":"delay","operation":"UpdateItem","table":"cli","key":"LOCK#deadline","count":1,"delay_ms":60000}' >/dev/null ||
         fail "installing the delay fault"
     # A fault with a count is removed once it has fired that many times.
-    fired_once() { [ "$(curl -sf "$EP/fake/faults")" = '{"faults":[]}' ]; }
+    fired_once() { fakedb_admin GET /fake/faults && [ "$fakedb_reply" = '{"faults":[]}' ]; }
     local i
     for ((i = 0; i < 9; i++)); do
         poll_until 10 fired_once && break
