@@ -16,9 +16,10 @@ check() { # NAME CONDITION...
   local name=$1; shift
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "service: FAILED: $name"; fi
 }
-# Polls (at most 30 s, every 50 ms) until CMD succeeds: a wait for an event, not a sleep
+# Polls (at most 30 s, every 200 ms: each poll may start the dynalock command, and the
+# takeover waits 10 s of real time) until CMD succeeds: a wait for an event, not a sleep
 # standing in for one.
-poll_until() { for _ in $(seq 1 600); do eval "$1" && return 0; sleep 0.05; done; return 1; }
+poll_until() { local i; for ((i = 0; i < 150; i++)); do eval "$1" && return 0; nap 0.2; done; return 1; }
 
 fakedb_start "$fakedb" "$tmp"; st=$?
 pids+=("$fakedb_pid")
