@@ -93,9 +93,10 @@ static void conn_free(conn *c)
     free(c);
 }
 
-/* Sends one request; reads the answer; returns its HTTP status (or -1) and, in *body, a
- * pointer into c->buf to the body (valid until the next call). */
-static int roundtrip(conn *c, const char *target, const char *json, const char **body)
+/* One request on c's connection (opened when there is none): returns the answer's HTTP
+ * status and, in *body, a pointer into c->buf to its body; -1 when the connection broke,
+ * with c->have > 0 if part of an answer had come. */
+static int exchange(conn *c, const char *target, const char *json, const char **body)
 {
     char head[1024];
     size_t len = strlen(json);
@@ -143,6 +144,24 @@ broken:
     close(c->fd);
     c->fd = -1;
     return -1;
+}
+
+/* Sends one request and reads its answer, as exchange does. A kept-alive connection may
+ * have been closed by the server while it sat idle (fakedb closes connections idle for
+ * its --idle-timeout, 60 s by default, and DynamoDB's front ends close idle ones too),
+ * and setup's first connection sits idle while the loaders write: a request that fails
+ * on a reused connection before any byte of its answer came is sent once more on a new
+ * connection, as the SDKs' HTTP clients do (Go's transport resends a request that lost
+ * a reused connection; botocore's pool replaces a dropped connection and its retries
+ * resend on a connection error). */
+static int roundtrip(conn *c, const char *target, const char *json, const char **body)
+{
+    bool reused = c->fd >= 0;
+    c->have = 0;
+    int status = exchange(c, target, json, body);
+    if (status < 0 && reused && c->have == 0)
+        status = exchange(c, target, json, body);
+    return status;
 }
 
 typedef struct worker {
@@ -301,8 +320,6 @@ static void *run_loader(void *arg)
         snprintf(json + n, cap - n, "]}}");
         const char *body;
         int st = roundtrip(c, "BatchWriteItem", json, &body);
-        if (st < 0) /* a connection the server closed: once more on a new one */
-            st = roundtrip(c, "BatchWriteItem", json, &body);
         /* every item is written at once: a test server leaves nothing unprocessed */
         if (st != 200 || !strstr(body, "\"UnprocessedItems\":{}")) {
             fprintf(stderr, "bench_load: BatchWriteItem answered %d: %.200s\n", st, st > 0 ? body : "");
@@ -345,8 +362,11 @@ static int setup(bool query)
                  "{\"TableName\":\"Bench\",\"Item\":{\"pk\":{\"S\":\"LOCK#%d\"},\"owner\":{\"S\":\"owner-a\"},"
                  "\"fence\":{\"N\":\"1\"}}}",
                  i);
-        if (roundtrip(c, "PutItem", json, &body) != 200)
+        int st = roundtrip(c, "PutItem", json, &body);
+        if (st != 200) {
+            fprintf(stderr, "bench_load: PutItem of LOCK#%d answered %d: %.200s\n", i, st, st > 0 ? body : "");
             goto out;
+        }
     }
     rc = 0;
 out:

@@ -5,7 +5,9 @@
 # ROUNDS times with every server started afresh in each round (so each round compares
 # side by side on this shared machine); then the size sweep: GetItem and PutItem with
 # 2,000 and BIG items, a 1 MB Query page from a partition of 12,000 and of 100,000
-# items, and the memory per stored item (RSS growth over the items loaded).
+# items beside the same 1 MB read as the whole of a partition of 10,000 items (the
+# reference: what 1 MB costs when the partition holds nothing else), and the memory per
+# stored item (RSS growth over the items loaded).
 # Usage: bench/fakedb/tails.sh BUILD_DIR [SECONDS_PER_POINT] [ROUNDS] [BIG]
 #        (defaults 3 s, 3 rounds, BIG 1000000; ROUNDS 0: the size sweep alone). With BASELINE=path/to/an/older/fakedb in
 #        the environment, each round also measures that binary (base-mem, base-db).
@@ -81,11 +83,23 @@ rss_big=$(rss_kb "$pid")
 point sweep "mem-$big" get $conns "$big"
 point sweep "mem-$big" put $conns
 stop
+# The Query page: each partition's first page (the Query's answer) is measured once for
+# its items and bytes, so that the table shows that the points read the same 1 MB.
+page() {
+  curl -s -X POST "http://127.0.0.1:$port/" -H 'Content-Type: application/x-amz-json-1.0' \
+    -H 'X-Amz-Target: DynamoDB_20120810.Query' -H 'X-Amz-Date: 20260101T000000Z' \
+    -H 'Authorization: AWS4-HMAC-SHA256 Credential=AKIDBENCH/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0000000000000000000000000000000000000000000000000000000000000000' \
+    -d '{"TableName":"BenchQ","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"P"}}}' |
+    awk -v name="$1" '{ c = $0; sub(/.*"Count":/, "", c); sub(/[,}].*/, "", c);
+                        printf "%s %d %d %s\n", name, c, length($0), (index($0, "LastEvaluatedKey") ? "yes" : "no") }' >>"$tmp/pages.txt"
+}
+: >"$tmp/pages.txt"
 start $port "$fakedb" --port $port
-"$load" 127.0.0.1 $port setup-query 12000
-point sweep query-12000 query 1
-"$load" 127.0.0.1 $port setup-query 100000
-point sweep query-100000 query 1
+for n in 10000 12000 100000; do
+  "$load" 127.0.0.1 $port setup-query $n
+  page "query-$n"
+  point sweep "query-$n" query 1
+done
 stop
 
 echo
@@ -124,6 +138,12 @@ echo
 echo "| point | workload | conns | req/s | p50 | p99 | p99.9 |"
 echo "|---|---|---|---|---|---|---|"
 awk '$1 == "sweep" {printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $6, $7, $8, $11}' "$results"
+echo
+echo "The Query's page (query-10000: the whole partition; the others: its first 1 MB):"
+echo
+echo "| point | items in the page | bytes of the answer | LastEvaluatedKey |"
+echo "|---|---|---|---|"
+awk '{printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4}' "$tmp/pages.txt"
 echo
 awk -v s="$rss_small" -v b="$rss_big" -v n="$big" 'BEGIN {
   printf "Memory per stored item (in memory): RSS %d KiB with 2,000 items, %d KiB with %d: %.0f bytes per item\n",

@@ -5,6 +5,7 @@
 #include "ops.h"
 #include "expr.h"
 
+#include <buf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,9 +361,13 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
     json_object *last = NULL;
     int64_t scanned = 0, count = 0, bytes = 0;
     int rc = 0, step;
-    /* Whole items into a body that is only rendered: each is its stored JSON, copied as
-     * it is (what FDB_JSON_FLAGS wrote), not parsed and written again; only the page's
-     * last item is parsed, for LastEvaluatedKey. */
+    /* Whole items into a body that is only rendered: the page's Items are the stored JSON
+     * of its items (what FDB_JSON_FLAGS wrote), copied one after the other into one text
+     * that the array's serializer writes as it is; none is parsed and written again, and
+     * no object is made per item (one per item, with its hash table, made the worker's
+     * malloc arena grow and shrink again at every page: bench/RESULTS.md). Only the
+     * page's last item is parsed, for LastEvaluatedKey. */
+    dl_buf text = {0};
     /* A local index whose entries lack attributes asked for fetches each item from the
      * table: DynamoDB charges the entries read, as a page, and each item fetched, rounded
      * up on its own, to the table. */
@@ -379,16 +384,9 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
             bytes += size;
             bool stop = (q->limit > 0 && scanned >= q->limit) || bytes >= FDB_PAGE_BYTES;
             if (!q->count_only) {
-                json_object *o = json_object_new_object();
-                char *text = strdup((const char *)sqlite3_column_text(st, 0));
-                if (!o || !text) {
-                    json_object_put(o);
-                    free(text);
-                    rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
-                    break;
-                }
-                json_object_set_serializer(o, json_object_userdata_to_json_string, text, json_object_free_userdata);
-                json_object_array_add(items, o);
+                const unsigned char *json = sqlite3_column_text(st, 0); /* then its length */
+                dl__buf_putc(&text, text.len ? ',' : '[');
+                dl__buf_put(&text, json, (size_t)sqlite3_column_bytes(st, 0));
             }
             if (stop) {
                 json_object *item = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
@@ -456,6 +454,17 @@ static int run(fakedb__store *db, qstate *q, json_object *req, fakedb__reply *r)
         json_object_put(item);
     }
     sqlite3_reset(st);
+    if (rc == 0 && text.len) {
+        dl__buf_putc(&text, ']');
+        char *all = dl__buf_take(&text, NULL);
+        if (all && items)
+            json_object_set_serializer(items, json_object_userdata_to_json_string, all, json_object_free_userdata);
+        else {
+            free(all);
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+        }
+    }
+    dl__buf_cleanup(&text);
     if (rc) {
         json_object_put(items);
         json_object_put(last);

@@ -1,6 +1,7 @@
 /* test_query.c: fakedb's Query and Scan over HTTP: key order (numbers numerically, strings
  * by bytes), key conditions, ScanIndexForward, Limit and LastEvaluatedKey, filters,
- * Select=COUNT, parallel scan segments, and sparse global and local secondary indexes. */
+ * Select=COUNT, parallel scan segments, sparse global and local secondary indexes, and the
+ * pages copied from the items' stored JSON. */
 #include "fdbt.h"
 
 #include <check.h>
@@ -315,6 +316,98 @@ START_TEST(page_is_one_megabyte)
 }
 END_TEST
 
+/* The copied pages (Query and Scan with no filter or projection write the stored JSON of
+ * the items into one text, query.c): every item whole, in order, and the same as
+ * GetItem gives it; strings with quotes, backslashes, control characters and multi-byte
+ * UTF-8 survive the copy; a page cut at 1 MB ends at the item its LastEvaluatedKey names
+ * and the next page starts after it; an empty page is an empty list. */
+START_TEST(copied_pages_are_whole_items)
+{
+    /* 12 items of 100 KB plus one with hostile text, in partition "big" */
+    char *body = malloc(120 * 1024);
+    for (int i = 0; i < 12; i++) {
+        int n = sprintf(body, "{\"TableName\":\"Events\",\"Item\":{\"pk\":{\"S\":\"big\"},\"sk\":{\"N\":\"%d\"},\"x\":{\"S\":\"", i);
+        memset(body + n, 'a' + i, 100 * 1024);
+        strcpy(body + n + 100 * 1024, "\"}}}");
+        fdbt_expect_ok("PutItem", body);
+    }
+    free(body);
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Events\",\"Item\":{\"pk\":{\"S\":\"odd\"},\"sk\":{\"N\":\"1\"},"
+                              "\"t\":{\"S\":\"q\\\"b\\\\s\\u0001\\n\\u00e9\\u4e2d\\ud83d\\ude00]},[\"},"
+                              "\"m\":{\"M\":{\"k]\":{\"L\":[{\"S\":\",\"},{\"B\":\"AAE=\"}]}}}}}");
+    fdbt_resp g = fdbt_call("GetItem", "{\"TableName\":\"Events\",\"Key\":{\"pk\":{\"S\":\"odd\"},\"sk\":{\"N\":\"1\"}}}");
+    ck_assert_int_eq(g.status, 200);
+    fdbt_resp r = fdbt_call("Query", "{\"TableName\":\"Events\",\"KeyConditionExpression\":\"pk = :p\","
+                                     "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"odd\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
+    ck_assert_msg(json_object_equal(fdbt_get(r.json, "Items.0"), fdbt_get(g.json, "Item")), "%s", r.body);
+    ck_assert_str_eq(json_object_get_string(fdbt_get(r.json, "Items.0.t.S")), "q\"b\\s\001\n\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80]},[");
+    fdbt_free(&r);
+    fdbt_free(&g);
+
+    /* the 1 MB page, then the rest after its LastEvaluatedKey: every item once, whole */
+    char start[256] = "", req[1024];
+    int seen = 0, pages = 0;
+    for (;;) {
+        snprintf(req, sizeof req, "{\"TableName\":\"Events\",\"KeyConditionExpression\":\"pk = :p\","
+                                  "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"big\"}}%s%s}",
+                 start[0] ? ",\"ExclusiveStartKey\":" : "", start);
+        r = fdbt_call("Query", req);
+        ck_assert_msg(r.status == 200 && r.json, "%.300s", r.body);
+        json_object *items = fdbt_get(r.json, "Items");
+        ck_assert_ptr_nonnull(items);
+        ck_assert_int_eq((int)json_object_array_length(items), json_object_get_int(fdbt_get(r.json, "Count")));
+        for (size_t i = 0; i < json_object_array_length(items); i++, seen++) {
+            json_object *it = json_object_array_get_idx(items, i);
+            ck_assert_int_eq(json_object_get_int(fdbt_get(it, "sk.N")), seen);
+            const char *x = json_object_get_string(fdbt_get(it, "x.S"));
+            ck_assert_uint_eq(strlen(x), 100 * 1024);
+            ck_assert_int_eq(x[0], 'a' + seen);
+            ck_assert_int_eq(x[100 * 1024 - 1], 'a' + seen);
+        }
+        pages++;
+        json_object *lek = fdbt_get(r.json, "LastEvaluatedKey");
+        if (!lek) {
+            fdbt_free(&r);
+            break;
+        }
+        ck_assert_int_eq(json_object_get_int(fdbt_get(lek, "sk.N")), seen - 1);
+        snprintf(start, sizeof start, "%s", json_object_to_json_string_ext(lek, JSON_C_TO_STRING_PLAIN));
+        fdbt_free(&r);
+        ck_assert_int_lt(pages, 3);
+    }
+    ck_assert_int_eq(seen, 12);
+    ck_assert_int_eq(pages, 2);
+
+    /* no item: an empty list; a Scan copies too (all 6 + 1 + 12 + 1 items) */
+    r = fdbt_call("Query", "{\"TableName\":\"Events\",\"KeyConditionExpression\":\"pk = :p\","
+                           "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"none\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 0);
+    ck_assert(json_object_is_type(fdbt_get(r.json, "Items"), json_type_array));
+    ck_assert_uint_eq(json_object_array_length(fdbt_get(r.json, "Items")), 0);
+    fdbt_free(&r);
+    int scanned = 0;
+    start[0] = '\0';
+    for (pages = 0; pages < 4; pages++) {
+        snprintf(req, sizeof req, "{\"TableName\":\"Events\"%s%s}", start[0] ? ",\"ExclusiveStartKey\":" : "", start);
+        r = fdbt_call("Scan", req);
+        ck_assert_msg(r.status == 200 && r.json, "%.300s", r.body);
+        ck_assert_int_eq((int)json_object_array_length(fdbt_get(r.json, "Items")), json_object_get_int(fdbt_get(r.json, "Count")));
+        scanned += json_object_get_int(fdbt_get(r.json, "Count"));
+        json_object *lek = fdbt_get(r.json, "LastEvaluatedKey");
+        if (!lek) {
+            fdbt_free(&r);
+            break;
+        }
+        snprintf(start, sizeof start, "%s", json_object_to_json_string_ext(lek, JSON_C_TO_STRING_PLAIN));
+        fdbt_free(&r);
+    }
+    ck_assert_int_eq(scanned, 20);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fakedb_query");
@@ -331,6 +424,7 @@ int main(void)
     tcase_add_test(tc, gsi_refuses_unprojected_attributes);
     tcase_add_test(tc, update_table_adds_gsi);
     tcase_add_test(tc, page_is_one_megabyte);
+    tcase_add_test(tc, copied_pages_are_whole_items);
     suite_add_tcase(s, tc);
     return dl_check_run(s);
 }
