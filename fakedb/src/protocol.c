@@ -12,28 +12,13 @@
 #include <string.h>
 #include <time.h>
 #include <strings.h>
+#include <zlib.h>
 
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
-    }
-}
-
+/* x-amz-crc32: zlib's CRC-32 (the same polynomial), which reads several bytes a step; the
+ * table-driven loop of one byte a step was half of the server's time on a 1 MB page. */
 uint32_t fakedb__crc32(const void *data, size_t len)
 {
-    pthread_once(&crc_once, crc_init);
-    const uint8_t *p = data;
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < len; i++)
-        c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return (uint32_t)crc32_z(0L, data, len);
 }
 
 void fakedb__request_id(fakedb *db, char out[53])
