@@ -114,10 +114,10 @@ int main(int argc, char **argv)
      * mapped and unmapped again, or trimmed from the top of the worker's heap, after
      * every answer, and faulted in again by the next page, which made a page cost ten
      * times what it costs otherwise (bench/RESULTS.md). The server keeps what it freed
-     * for the next request instead: blocks up to 32 MiB come from the heap, and a heap
-     * is trimmed only past 128 MiB free. */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+     * for the next request instead: blocks up to 4 MiB (a page's are 1.4 MB) come from
+     * the heap, and a heap is trimmed only past 16 MiB free. */
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 16 << 20);
     fakedb_options o;
     memset(&o, 0, sizeof o);
     const char *port_file = NULL, *account_id = NULL;
