@@ -6,6 +6,8 @@
  * and the console under --credentials answering as the rest of /fake/ does. */
 #include "dl_check.h"
 #include "fdbt.h"
+#include "protocol.h" /* the server's list of suspended requests */
+#include "server.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -801,6 +803,19 @@ START_TEST(requests_long_poll)
 }
 END_TEST
 
+/* True once the server holds a console long poll suspended (read from the server's own
+ * list: the client thread asleep only says that its request was sent, and a request not
+ * yet read when the server stops is closed unanswered, as a server's stop does). */
+static bool long_poll_suspended(void)
+{
+    bool any = false;
+    pthread_mutex_lock(&fdbt_db->wait_lock);
+    for (const fakedb__waiter *w = fdbt_db->waiters; w; w = w->next)
+        any = any || w->requests;
+    pthread_mutex_unlock(&fdbt_db->wait_lock);
+    return any;
+}
+
 /* A long poll still waiting when the server stops is answered, not left hanging. */
 START_TEST(requests_long_poll_at_stop)
 {
@@ -815,6 +830,10 @@ START_TEST(requests_long_poll_at_stop)
     while (!atomic_load(&p.tid))
         sched_yield();
     ck_assert(dl_check_wait_thread_sleeps(atomic_load(&p.tid), 10000));
+    int64_t until = dl_check_mono_ms() + dl_check_bound_ms(10000);
+    while (!long_poll_suspended() && dl_check_mono_ms() < until)
+        sched_yield();
+    ck_assert_msg(long_poll_suspended(), "the server never suspended the long poll");
     fakedb_stop(fdbt_db);
     fdbt_db = NULL;
     pthread_join(th, NULL);
