@@ -174,6 +174,17 @@ const char *fdbt_message(const fdbt_resp *r)
     return json_object_get_string(t);
 }
 
+bool fdbt_next_page(fdbt_resp *r, char *start, size_t cap)
+{
+    json_object *lek = fdbt_get(r->json, "LastEvaluatedKey");
+    int n = lek ? snprintf(start, cap, ",\"ExclusiveStartKey\":%s",
+                           json_object_to_json_string_ext(lek, JSON_C_TO_STRING_PLAIN))
+                : snprintf(start, cap, "%s", "");
+    ck_assert_msg(n >= 0 && (size_t)n < cap, "LastEvaluatedKey longer than %zu bytes", cap);
+    fdbt_free(r);
+    return lek != NULL;
+}
+
 json_object *fdbt_get(json_object *o, const char *path)
 {
     char part[256];

@@ -39,6 +39,10 @@ const char *fdbt_message(const fdbt_resp *r);
 /* A value by a dotted path, e.g. "Item.pk.S" or "Items.0.sk.N". */
 json_object *fdbt_get(json_object *o, const char *path);
 const char *fdbt_str(const fdbt_resp *r, const char *path);
+/* The request fragment that asks for the page after r's: `,"ExclusiveStartKey":{...}`
+ * from r's LastEvaluatedKey into `start` (asserting it fits), or "" after the last page;
+ * true when there is a next page. Frees r. */
+bool fdbt_next_page(fdbt_resp *r, char *start, size_t cap);
 
 /* Creates a table pk (S) [+ sk with the given type]. */
 void fdbt_table(const char *name, const char *sk, const char *sk_type);
