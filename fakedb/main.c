@@ -40,7 +40,7 @@ static const char k_help[] =
     "                          /fake/health) then needs them too\n"
     "  --cors ORIGINS|none     origins allowed by CORS, comma-separated, * for any\n"
     "                          (default *); none: no CORS\n"
-    "  --threads N             worker threads (default 4)\n"
+    "  --threads N             HTTP event loops (default 1)\n"
     "  --idle-timeout MS       close a connection idle (or a request stalled) this long\n"
     "                          (default 60000)\n"
     "  --max-connections N     open connections at most (default: from the descriptor\n"

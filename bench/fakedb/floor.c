@@ -1,7 +1,9 @@
 /* floor.c: the HTTP floor of this machine: a bare libmicrohttpd server, configured as
  * fakedb's is, that answers every request with a constant DynamoDB-shaped body. Whatever
- * fakedb achieves is measured against it. Usage: bench_floor PORT [poll]: with `poll`,
- * libmicrohttpd's poll(2) loop as fakedb uses it (for its EOF detection), else epoll. */
+ * fakedb achieves is measured against it. Usage: bench_floor PORT [poll [THREADS]]: with
+ * `poll`, libmicrohttpd's poll(2) loop as fakedb uses it (for its EOF detection), else
+ * epoll; THREADS event loops (default 4, the floor of the earlier rounds; fakedb's
+ * default is 1). */
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,15 +42,17 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "poll"))) {
-        fprintf(stderr, "usage: bench_floor PORT [poll]\n");
+    if (argc < 2 || argc > 4 || (argc >= 3 && strcmp(argv[2], "poll") != 0) ||
+        (argc == 4 && (atoi(argv[3]) < 1 || atoi(argv[3]) > 64))) {
+        fprintf(stderr, "usage: bench_floor PORT [poll [THREADS]]\n");
         return 64;
     }
     unsigned port = (unsigned)atoi(argv[1]);
-    unsigned loop = argc == 3 ? MHD_USE_POLL_INTERNAL_THREAD : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    unsigned threads = argc == 4 ? (unsigned)atoi(argv[3]) : 4U;
+    unsigned loop = argc >= 3 ? MHD_USE_POLL_INTERNAL_THREAD : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     struct MHD_Daemon *d = MHD_start_daemon(
         loop, (uint16_t)port, NULL, NULL, answer,
-        NULL, MHD_OPTION_THREAD_POOL_SIZE, 4U, MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_END);
+        NULL, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "bench_floor: cannot listen on %u\n", port);
         return 1;

@@ -395,14 +395,34 @@ int fakedb__op_get_item(fakedb__store *db, json_object *req, fakedb__reply *r)
     rc = fakedb__table_lookup(db, req, &t, r);
     if (rc == 0)
         rc = fakedb__key_make(t, key, FDB_KEY_PARAM, k, &r->err);
-    if (rc == 0 && fakedb__item_get(db, t, k, &item))
+    /* A whole item into a body that is only rendered is the text it was stored as (what
+     * FDB_JSON_FLAGS wrote), which the Item member's serializer writes as it is: it is
+     * not parsed and written again (as query.c does with a page). */
+    bool raw = r->render_only && !proj && !fakedb__json_get(req, "AttributesToGet");
+    char *text = NULL;
+    int64_t size = 0;
+    if (rc == 0 && (raw ? fakedb__item_get_text(db, t, k, &text, &size) : fakedb__item_get(db, t, k, &item)))
         rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+    if (rc == 0 && text) {
+        item = json_object_new_object();
+        if (item)
+            json_object_set_serializer(item, json_object_userdata_to_json_string, text, json_object_free_userdata);
+        else
+            free(text);
+        text = NULL;
+        if (!item)
+            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+    }
     if (rc == 0) {
         r->body = json_object_new_object();
-        if (item)
+        if (item && raw)
+            json_object_object_add(r->body, "Item", json_object_get(item));
+        else if (item)
             json_object_object_add(r->body, "Item",
                                    fakedb__apply_projection(proj, fakedb__json_get(req, "AttributesToGet"), item));
-        fakedb__add_capacity(req, r->body, t->name, fakedb__read_units(fakedb__item_size(item), consistent));
+        if (!raw)
+            size = (int64_t)fakedb__item_size(item);
+        fakedb__add_capacity(req, r->body, t->name, fakedb__read_units((size_t)size, consistent));
     }
     pthread_mutex_unlock(&db->lock);
 out:

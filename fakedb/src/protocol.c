@@ -380,7 +380,8 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
     bool oom;
     size_t mapped_len = 0;
     char *mapped = map_nul_escapes(body, len, &mapped_len, &oom);
-    json_tokener *tok = oom ? NULL : json_tokener_new_ex(FDB_JSON_DEPTH);
+    json_tokener *tok = oom ? NULL : fakedb__tokener_get(mapped ? mapped_len : len,
+                                                        JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     if (!tok) {
         free(mapped);
         fakedb__answer_error(rs, 500, FDB_E_INTERNAL, "Internal server error");
@@ -390,11 +391,10 @@ static json_object *parse_body(const char *body, size_t len, fakedb__http_resp *
         body = mapped;
         len = mapped_len;
     }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *o = json_tokener_parse_ex(tok, body, (int)len);
     enum json_tokener_error e = json_tokener_get_error(tok);
     size_t used = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
+    fakedb__tokener_put(tok, len);
     while (o && used < len && (body[used] == ' ' || body[used] == '\n' || body[used] == '\r' || body[used] == '\t'))
         used++;
     bool trailing_ok = used == len;

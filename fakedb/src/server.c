@@ -769,7 +769,7 @@ fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_erro
     db->cors = o->cors && !*o->cors ? NULL : strdup(o->cors ? o->cors : "*");
     db->host = strdup(o->host ? o->host : "127.0.0.1");
     db->db_path = o->db_path ? strdup(o->db_path) : NULL;
-    db->threads = o->threads ? o->threads : 4;
+    db->threads = o->threads ? o->threads : 1;
     db->log_requests = o->log_requests;
     db->separate_dbs = o->separate_databases;
     db->clock.fake = o->fake_clock;

@@ -371,6 +371,34 @@ int fakedb__item_get(fakedb__store *db, const fakedb__table *t, const fakedb__ke
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int fakedb__item_get_text(fakedb__store *db, const fakedb__table *t, const fakedb__key *k, char **text,
+                          int64_t *size)
+{
+    *text = NULL;
+    *size = 0;
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT item, size FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *json = (const char *)sqlite3_column_text(st, 0); /* then its length */
+        size_t n = (size_t)sqlite3_column_bytes(st, 0);
+        *size = sqlite3_column_int64(st, 1);
+        *text = json ? malloc(n + 1) : NULL;
+        if (*text) {
+            memcpy(*text, json, n);
+            (*text)[n] = '\0';
+        }
+        sqlite3_reset(st);
+        return *text ? 0 : -1;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item)
 {
     if (!t->ttl_attr)

@@ -56,6 +56,10 @@ int fakedb__tx_commit(fakedb__store *db);
 void fakedb__tx_rollback(fakedb__store *db);
 int fakedb__item_get(fakedb__store *db, const fakedb__table *t, const fakedb__key *k,
                      json_object **out);
+/* The stored JSON of the item at k as it was written (*text, malloc'd; NULL when there is
+ * none) and its DynamoDB size in bytes. */
+int fakedb__item_get_text(fakedb__store *db, const fakedb__table *t, const fakedb__key *k, char **text,
+                          int64_t *size);
 int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k,
                        json_object *old_item, json_object *new_item);
 int fakedb__item_remove(fakedb__store *db, fakedb__table *t, const fakedb__key *k,

@@ -8,6 +8,7 @@
 #include <base64.h>
 #include <decimal.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,30 +53,80 @@ int fakedb__json_int_param(json_object *req, const char *key, int64_t *out, fake
     return 0;
 }
 
+/* One tokener per thread, made at its first parse and freed when the thread ends: a
+ * tokener is a stack of FDB_JSON_DEPTH frames, which json_tokener_new_ex allocates and
+ * clears, and a request parsed its body and then each stored item it read, so making one
+ * per parse cost more than the parse of a small request (bench/RESULTS.md, issue 26).
+ * A tokener keeps the buffer of the longest string it read, so a text longer than
+ * TOK_KEEP_BYTES gets a tokener of its own, freed after it. */
+#define TOK_KEEP_BYTES 65536
+static pthread_key_t tok_key;
+static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
+static bool tok_key_ok;
+
+static void tok_free(void *tok)
+{
+    json_tokener_free(tok);
+}
+
+static void tok_key_make(void)
+{
+    tok_key_ok = pthread_key_create(&tok_key, tok_free) == 0;
+}
+
+json_tokener *fakedb__tokener_get(size_t len, int flags)
+{
+    json_tokener *tok = NULL;
+    if (len <= TOK_KEEP_BYTES) {
+        pthread_once(&tok_once, tok_key_make);
+        tok = tok_key_ok ? pthread_getspecific(tok_key) : NULL;
+        if (tok)
+            pthread_setspecific(tok_key, NULL); /* lent out until fakedb__tokener_put */
+    }
+    if (!tok)
+        tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    if (!tok)
+        return NULL;
+    json_tokener_reset(tok);
+    json_tokener_set_flags(tok, flags);
+    return tok;
+}
+
+void fakedb__tokener_put(json_tokener *tok, size_t len)
+{
+    if (!tok)
+        return;
+    if (len <= TOK_KEEP_BYTES && tok_key_ok && !pthread_getspecific(tok_key) &&
+        pthread_setspecific(tok_key, tok) == 0)
+        return;
+    json_tokener_free(tok);
+}
+
 json_object *fakedb__json_from_text(const char *text)
 {
     if (!text)
         return NULL;
-    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    size_t len = strlen(text);
+    json_tokener *tok = fakedb__tokener_get(len, 0);
     if (!tok)
         return NULL;
-    json_object *o = json_tokener_parse_ex(tok, text, -1);
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
     if (json_tokener_get_error(tok) != json_tokener_success) {
         json_object_put(o);
         o = NULL;
     }
-    json_tokener_free(tok);
+    fakedb__tokener_put(tok, len);
     return o;
 }
 
 json_object *fakedb__json_object_from(const char *text, size_t len)
 {
-    json_tokener *tok = json_tokener_new_ex(FDB_JSON_DEPTH);
+    json_tokener *tok = fakedb__tokener_get(len, 0);
     if (!tok)
         return NULL;
     json_object *o = json_tokener_parse_ex(tok, text, (int)len);
     bool ok = json_tokener_get_error(tok) == json_tokener_success;
-    json_tokener_free(tok);
+    fakedb__tokener_put(tok, len);
     if (!ok || !o || !json_object_is_type(o, json_type_object)) {
         json_object_put(o);
         return NULL;

@@ -161,6 +161,11 @@ const char *fakedb__json_str(json_object *o, const char *key);
 /* Parses stored JSON (an item, a table spec) with the request's depth limit: json-c's
  * default of 32 is less than the JSON depth of an item nested 32 levels. */
 json_object *fakedb__json_from_text(const char *text);
+/* A tokener (FDB_JSON_DEPTH deep, reset, with these json_tokener flags) for a text of len
+ * bytes: this thread's own, lent until fakedb__tokener_put, or a new one. NULL when out of
+ * memory. Give it back with fakedb__tokener_put and the same len. */
+json_tokener *fakedb__tokener_get(size_t len, int flags);
+void fakedb__tokener_put(json_tokener *tok, size_t len);
 /* `len` bytes of text as a JSON object (at most FDB_JSON_DEPTH deep), or NULL when they are
  * not one. Caller puts it. */
 json_object *fakedb__json_object_from(const char *text, size_t len);

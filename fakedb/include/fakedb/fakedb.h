@@ -50,7 +50,8 @@ typedef struct fakedb_options {
     bool fake_clock;           /* the server's clock is fake, moved only by advance/set */
     int64_t fake_clock_start_ms; /* with fake_clock: its start (ms since epoch); 0 = now */
     const char *credentials;   /* "KEY:SECRET": verify SigV4; NULL = accept any signature */
-    int threads;               /* worker threads; 0 = 4 */
+    int threads;               /* HTTP event loops, each serving its share of the
+                                  connections; 0 = 1 (see docs/fakedb.md) */
     bool log_requests;         /* one line per request on stderr */
     int idle_timeout_ms;       /* a connection with no request in progress for this long,
                                   or a request that stalls this long, is closed; 0 = 60000 */
