@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fakedb's latency tail under load (issue 26), in one command: p50/p99/p99.9 of GetItem,
 # PutItem, a lock-style conditional UpdateItem and TransactWriteItems at 32 connections,
-# in memory and with --db, beside the bare libmicrohttpd floor (epoll and poll), repeated
+# in memory and with --db, beside the bare libmicrohttpd floor (epoll and poll with 4
+# event loops as in the earlier rounds, and poll with one, fakedb's default), repeated
 # ROUNDS times with every server started afresh in each round (so each round compares
 # side by side on this shared machine); then the size sweep: GetItem and PutItem with
 # 2,000 and BIG items, a 1 MB Query page from a partition of 12,000 and of 100,000
@@ -67,22 +68,26 @@ fakedb_points() {
 for r in $(seq 1 "$rounds"); do
   start $port "$floor" $port; point "$r" floor get $conns; stop
   start $port "$floor" $port poll; point "$r" floor-poll get $conns; stop
+  start $port "$floor" $port poll 1; point "$r" floor-poll-1 get $conns; stop
   if [ -n "${BASELINE:-}" ]; then fakedb_points "$r" base- "$BASELINE"; fi
   fakedb_points "$r" "" "$fakedb"
 done
 
 # The size sweep, in memory: the same server before and after it grows (so that both
-# points share its warm-up), and the RSS it gains per item.
-start $port "$fakedb" --port $port
-"$load" 127.0.0.1 $port setup 2000
-rss_small=$(rss_kb "$pid")
-point sweep mem-2000 get $conns 2000
-point sweep mem-2000 put $conns
-"$load" 127.0.0.1 $port setup "$big"
-rss_big=$(rss_kb "$pid")
-point sweep "mem-$big" get $conns "$big"
-point sweep "mem-$big" put $conns
-stop
+# points share its warm-up), and the RSS it gains per item; ROUNDS times (at least once),
+# each on a new server, since one point of each size says little on two shared cores.
+for r in $(seq 1 $(( rounds > 0 ? rounds : 1 ))); do
+  start $port "$fakedb" --port $port
+  "$load" 127.0.0.1 $port setup 2000
+  rss_small=$(rss_kb "$pid")
+  point sweep mem-2000 get $conns 2000
+  point sweep mem-2000 put $conns
+  "$load" 127.0.0.1 $port setup "$big"
+  rss_big=$(rss_kb "$pid")
+  point sweep "mem-$big" get $conns "$big"
+  point sweep "mem-$big" put $conns
+  stop
+done
 # The Query page: each partition's first page (the Query's answer) is measured once for
 # its items and bytes, so that the table shows that the points read the same 1 MB.
 page() {
@@ -105,39 +110,53 @@ stop
 echo
 echo "Per round, $conns connections, $secs s per point (us):"
 echo
-echo "| round | server | workload | req/s | p50 | p99 | p99.9 | p99/p50 | req/s / floor-poll |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| round | server | workload | req/s | p50 | p99 | p99.9 | p99/p50 | req/s / floor-poll | req/s / floor-poll-1 |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 awk '$2 == "floor-poll" {fl[$1] = $6}
+     $2 == "floor-poll-1" {fl1[$1] = $6}
      {rows[NR] = $0}
      END {for (i = 1; i <= NR; i++) { split(rows[i], f, " ");
             if (f[1] == "sweep") continue;
-            printf "| %s | %s | %s | %s | %s | %s | %s | %.1f | %.2f |\n", f[1], f[2], f[3], f[6], f[7], f[8], f[11],
-                   (f[7] > 0 ? f[8] / f[7] : 0), (fl[f[1]] > 0 ? f[6] / fl[f[1]] : 0) } }' "$results"
+            printf "| %s | %s | %s | %s | %s | %s | %s | %.1f | %.2f | %.2f |\n", f[1], f[2], f[3], f[6], f[7], f[8], f[11],
+                   (f[7] > 0 ? f[8] / f[7] : 0), (fl[f[1]] > 0 ? f[6] / fl[f[1]] : 0),
+                   (fl1[f[1]] > 0 ? f[6] / fl1[f[1]] : 0) } }' "$results"
 echo
 echo "Median over the rounds (min..max):"
 echo
-echo "| server | workload | req/s | p50 | p99 | p99.9 | p99/p50 | req/s / floor-poll |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| server | workload | req/s | p50 | p99 | p99.9 | p99/p50 | req/s / floor-poll | req/s / floor-poll-1 |"
+echo "|---|---|---|---|---|---|---|---|---|"
 awk '$1 != "sweep" {k = $2 " " $3; keys[k] = 1; n[k]++; i = n[k];
        rps[k, i] = $6; p50[k, i] = $7; p99[k, i] = $8; p999[k, i] = $11; ratio[k, i] = ($7 > 0 ? $8 / $7 : 0)}
      $2 == "floor-poll" {fl[$1] = $6}
-     $1 != "sweep" {rel[k, i] = $6; rnd[k, i] = $1}
+     $2 == "floor-poll-1" {fl1[$1] = $6}
+     $1 != "sweep" {rel[k, i] = $6; rel1[k, i] = $6; rnd[k, i] = $1}
      function med(a, k, m,   v, j, t, x, y) {
        for (j = 1; j <= m; j++) v[j] = a[k, j] + 0;
        for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (v[y] < v[x]) { t = v[x]; v[x] = v[y]; v[y] = t }
        return sprintf((m > 1 ? "%g (%g..%g)" : "%g"), v[int((m + 1) / 2)], v[1], v[m]) }
      END {for (k in keys) { m = n[k];
             for (j = 1; j <= m; j++) rel[k, j] = (fl[rnd[k, j]] > 0 ? sprintf("%.2f", rel[k, j] / fl[rnd[k, j]]) : 0);
+            for (j = 1; j <= m; j++) rel1[k, j] = (fl1[rnd[k, j]] > 0 ? sprintf("%.2f", rel1[k, j] / fl1[rnd[k, j]]) : 0);
             split(k, f, " ");
             for (j = 1; j <= m; j++) ratio[k, j] = sprintf("%.1f", ratio[k, j]);
-            printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], med(rps, k, m), med(p50, k, m),
-                   med(p99, k, m), med(p999, k, m), med(ratio, k, m), med(rel, k, m) } }' "$results" | sort
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], med(rps, k, m), med(p50, k, m),
+                   med(p99, k, m), med(p999, k, m), med(ratio, k, m), med(rel, k, m), med(rel1, k, m) } }' "$results" | sort
 echo
 echo "Size sweep (in memory; query: 1 connection, a Query of the partition with no Limit):"
 echo
 echo "| point | workload | conns | req/s | p50 | p99 | p99.9 |"
 echo "|---|---|---|---|---|---|---|"
 awk '$1 == "sweep" {printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $6, $7, $8, $11}' "$results"
+echo
+echo "Throughput at $big items over that at 2,000, per round (the rounds of the sweep, in order):"
+echo
+awk -v big="mem-$big" '$1 == "sweep" && ($2 == "mem-2000" || $2 == big) && ($3 == "get" || $3 == "put") {
+       k = $2 " " $3; n[k]++; v[k, n[k]] = $6 }
+     END { for (w = 1; w <= 2; w++) { op = (w == 1 ? "get" : "put"); line = ""; m = n["mem-2000 " op];
+             for (i = 1; i <= m; i++) { x[i] = (v["mem-2000 " op, i] > 0 ? v[big " " op, i] / v["mem-2000 " op, i] : 0);
+                                        line = line sprintf(" %.2f", x[i]) }
+             for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+             printf "- %s:%s (median %.2f)\n", op, line, x[int((m + 1) / 2)] } }' "$results"
 echo
 echo "The Query's page (query-10000: the whole partition; the others: its first 1 MB):"
 echo

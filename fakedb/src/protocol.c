@@ -26,13 +26,21 @@ void fakedb__request_id(fakedb *db, char out[53])
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned long seq = __atomic_add_fetch(&db->request_seq, 1, __ATOMIC_RELAXED);
     uint64_t x = (uint64_t)seq * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)db;
+    /* 52 characters from five rounds of a 64-bit mix, 12 base-36 digits from each (36^12
+     * is below 2^64) and 4 from the last */
     for (int i = 0; i < 52; i++) {
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 29;
+        if (i % 12 == 0) {
+            x += 0x9E3779B97F4A7C15ull;
+            x ^= x >> 33;
+            x *= 0xff51afd7ed558ccdull;
+            x ^= x >> 29;
+            x *= 0xc4ceb9fe1a85ec53ull;
+            x ^= x >> 32;
+        }
         out[i] = alphabet[x % 36];
-        if (i % 8 == 7)
-            x += (uint64_t)seq + (uint64_t)i;
+        x /= 36;
+        if (i % 12 == 11)
+            x ^= (uint64_t)seq << 17 ^ (uint64_t)i;
     }
     out[52] = 0;
 }

@@ -417,6 +417,20 @@ static const char *get_arg(void *ctx, const char *name)
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* The Date header's text for a second, made once a second by each thread. */
+static const char *http_date(time_t s)
+{
+    static _Thread_local time_t made_for = -1;
+    static _Thread_local char text[40];
+    if (s != made_for) {
+        struct tm tm;
+        gmtime_r(&s, &tm);
+        strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        made_for = s;
+    }
+    return text;
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb__http_resp *rs)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(rs->body_len, rs->body ? rs->body : (char *)"",
@@ -429,12 +443,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakedb *db, fakedb
     MHD_add_response_header(resp, "Content-Type", rs->content_type ? rs->content_type : "application/json");
     /* The server's clock (a fake one when it is fake), from which a client corrects its
      * clock skew. */
-    char date[40];
-    time_t now_s = (time_t)(fakedb__now_ms(&db->clock) / 1000);
-    struct tm tm;
-    gmtime_r(&now_s, &tm);
-    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_DATE, date);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_DATE, http_date((time_t)(fakedb__now_ms(&db->clock) / 1000)));
     if (rs->amz) {
         char id[53], crc[16];
         fakedb__request_id(db, id);

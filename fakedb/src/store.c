@@ -169,9 +169,13 @@ bool fakedb__key_from_row(sqlite3_stmt *st, fakedb__key *k)
 
 sqlite3_stmt *fakedb__stmt(fakedb__store *db, const char *sql)
 {
-    struct fakedb__stmt_cache *c;
-    for (c = db->stmts; c; c = c->next) {
+    struct fakedb__stmt_cache *c, **prev;
+    for (prev = &db->stmts; (c = *prev) != NULL; prev = &c->next) {
         if (!strcmp(c->sql, sql)) {
+            /* to the front: a workload's few statements are found at the first compares */
+            *prev = c->next;
+            c->next = db->stmts;
+            db->stmts = c;
             sqlite3_reset(c->st);
             sqlite3_clear_bindings(c->st);
             return c->st;
