@@ -3,8 +3,9 @@
 # PutItem, a lock-style conditional UpdateItem and TransactWriteItems at 32 connections,
 # in memory and with --db, beside the bare libmicrohttpd floor (epoll and poll with 4
 # event loops as in the earlier rounds, and poll with one, fakedb's default), repeated
-# ROUNDS times with every server started afresh in each round (so each round compares
-# side by side on this shared machine); then the size sweep: GetItem and PutItem with
+# ROUNDS times with every server started afresh in each round and warmed up by a second
+# of GetItem before it is measured (so each round compares side by side on this shared
+# machine); then the size sweep: GetItem and PutItem with
 # 2,000 and BIG items, a 1 MB Query page from a partition of 12,000 and of 100,000
 # items beside the same 1 MB read as the whole of a partition of 10,000 items (the
 # reference: what 1 MB costs when the partition holds nothing else), and the memory per
@@ -57,18 +58,20 @@ fakedb_points() {
   local r=$1 prefix=$2 bin=$3
   start $port "$bin" --port $port
   "$load" 127.0.0.1 $port setup 2000
+  "$load" 127.0.0.1 $port get $conns 1 2000 >/dev/null # warm-up, not recorded
   for w in $all; do point "$r" "${prefix}mem" "$w" $conns 2000; done
   stop
   rm -f "$tmp"/bench.db*
   start $port "$bin" --port $port --db "$tmp/bench.db"
   "$load" 127.0.0.1 $port setup 2000
+  "$load" 127.0.0.1 $port get $conns 1 2000 >/dev/null
   for w in $all; do point "$r" "${prefix}db" "$w" $conns 2000; done
   stop
 }
 for r in $(seq 1 "$rounds"); do
-  start $port "$floor" $port; point "$r" floor get $conns; stop
-  start $port "$floor" $port poll; point "$r" floor-poll get $conns; stop
-  start $port "$floor" $port poll 1; point "$r" floor-poll-1 get $conns; stop
+  start $port "$floor" $port; "$load" 127.0.0.1 $port get $conns 1 >/dev/null; point "$r" floor get $conns; stop
+  start $port "$floor" $port poll; "$load" 127.0.0.1 $port get $conns 1 >/dev/null; point "$r" floor-poll get $conns; stop
+  start $port "$floor" $port poll 1; "$load" 127.0.0.1 $port get $conns 1 >/dev/null; point "$r" floor-poll-1 get $conns; stop
   if [ -n "${BASELINE:-}" ]; then fakedb_points "$r" base- "$BASELINE"; fi
   fakedb_points "$r" "" "$fakedb"
 done
@@ -79,11 +82,13 @@ done
 for r in $(seq 1 $(( rounds > 0 ? rounds : 1 ))); do
   start $port "$fakedb" --port $port
   "$load" 127.0.0.1 $port setup 2000
+  "$load" 127.0.0.1 $port get $conns 1 2000 >/dev/null
   rss_small=$(rss_kb "$pid")
   point sweep mem-2000 get $conns 2000
   point sweep mem-2000 put $conns
   "$load" 127.0.0.1 $port setup "$big"
   rss_big=$(rss_kb "$pid")
+  "$load" 127.0.0.1 $port get $conns 1 "$big" >/dev/null
   point sweep "mem-$big" get $conns "$big"
   point sweep "mem-$big" put $conns
   stop

@@ -307,10 +307,15 @@ int fakedb__store_open(fakedb__store *db, fakedb_error *err)
         }
         return FAKEDB_EIO;
     }
+    /* In memory, pages of 16 KiB: a million items make a tree a level shallower and a
+     * page cache of a quarter as many pages, whose commit sqlite walks in part; with 4 KiB
+     * pages PutItem lost a fifth of its throughput from 2,000 to 1,000,000 items
+     * (bench/RESULTS.md, issue 26). A file keeps sqlite's 4 KiB, which each commit
+     * writes to the WAL once per page it changed. */
     const char *pragmas = db->db_path
         ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
           " PRAGMA journal_size_limit=16777216;"
-        : "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;";
+        : "PRAGMA page_size=16384; PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;";
     char *msg = NULL;
     if (sqlite3_exec(db->sql, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db->sql, k_schema, NULL, NULL, &msg) != SQLITE_OK) {
