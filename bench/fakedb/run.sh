@@ -66,10 +66,10 @@ if [ -f "$emu/DynamoDBLocal.jar" ] && command -v java >/dev/null; then
 fi
 
 echo
-echo "| server | workload | conns | req/s | p50 us | p99 us | errors | cond failed |"
-echo "|---|---|---|---|---|---|---|---|"
-while read -r server w c n rps p50 p99 err cf; do
-  echo "| $server | $w | $c | $rps | $p50 | $p99 | $err | $cf |"
+echo "| server | workload | conns | req/s | p50 us | p99 us | p99.9 us | errors | cond failed |"
+echo "|---|---|---|---|---|---|---|---|---|"
+while read -r server w c n rps p50 p99 err cf p999; do
+  echo "| $server | $w | $c | $rps | $p50 | $p99 | $p999 | $err | $cf |"
 done <"$results"
 echo
 echo "| server | start-up to first answer (ms) | idle RSS (KiB) | peak RSS (KiB) |"
