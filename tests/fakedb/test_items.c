@@ -103,6 +103,100 @@ START_TEST(projection_and_capacity)
 }
 END_TEST
 
+/* GetItem of a whole item answers its stored text as it is; asked for every attribute by
+ * a projection, the item is parsed and written again. Both answers hold the same item and
+ * charge the same capacity, for values whose writing could differ: escapes, a NUL,
+ * non-ASCII text, every type, nesting, and an item over the 64 KiB past which a parse
+ * gets a tokener of its own. */
+static void expect_same_item(const char *key)
+{
+    char body[512];
+    snprintf(body, sizeof body, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"%s\"}},\"ReturnConsumedCapacity\":\"TOTAL\"}", key);
+    fdbt_resp whole = fdbt_call("GetItem", body);
+    snprintf(body, sizeof body,
+             "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"%s\"}},\"ReturnConsumedCapacity\":\"TOTAL\","
+             "\"ProjectionExpression\":\"pk, #s, n, b, ss, ns, bs, l, m, t, z, big\",\"ExpressionAttributeNames\":{\"#s\":\"s\"}}",
+             key);
+    fdbt_resp projected = fdbt_call("GetItem", body);
+    ck_assert_int_eq(whole.status, 200);
+    ck_assert_int_eq(projected.status, 200);
+    json_object *a = fdbt_get(whole.json, "Item"), *b = fdbt_get(projected.json, "Item");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_msg(json_object_equal(a, b), "whole %.300s\nprojected %.300s", whole.body, projected.body);
+    ck_assert(json_object_get_double(fdbt_get(whole.json, "ConsumedCapacity.CapacityUnits")) ==
+              json_object_get_double(fdbt_get(projected.json, "ConsumedCapacity.CapacityUnits")));
+    fdbt_free(&whole);
+    fdbt_free(&projected);
+}
+
+START_TEST(whole_item_answer_is_the_item)
+{
+    fdbt_expect_ok("PutItem",
+                   "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"all\"},"
+                   "\"s\":{\"S\":\"q\\\"b\\\\s/\\u00e9\\ud83d\\ude00\\u0001 nul\\u0000end\"},\"n\":{\"N\":\"-012.50\"},"
+                   "\"b\":{\"B\":\"AAEC\"},\"ss\":{\"SS\":[\"y\",\"x\"]},\"ns\":{\"NS\":[\"2\",\"10\"]},\"bs\":{\"BS\":[\"AA==\",\"AQ==\"]},"
+                   "\"l\":{\"L\":[{\"NULL\":true},{\"M\":{\"k\":{\"L\":[]}}}]},\"m\":{\"M\":{\"a b\":{\"BOOL\":false}}},"
+                   "\"t\":{\"BOOL\":true},\"z\":{\"NULL\":true}}}");
+    expect_same_item("all");
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"all\"}}}");
+    json_object *sv = fdbt_get(r.json, "Item.s.S");
+    ck_assert_ptr_nonnull(sv);
+    ck_assert_int_eq(json_object_get_string_len(sv), 21); /* the NUL and what follows it kept */
+    ck_assert_ptr_nonnull(strstr(r.body, "\\u0000"));
+    ck_assert_str_eq(fdbt_str(&r, "Item.n.N"), "-12.5");
+    fdbt_free(&r);
+
+    size_t n = 300000;
+    char *big = malloc(n + 200);
+    ck_assert_ptr_nonnull(big);
+    int at = snprintf(big, 200, "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"big\"},\"big\":{\"S\":\"");
+    memset(big + at, 'x', n);
+    strcpy(big + at + n, "\"}}}");
+    fdbt_expect_ok("PutItem", big);
+    free(big);
+    expect_same_item("big");
+    r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"big\"}}}");
+    ck_assert_int_eq(json_object_get_string_len(fdbt_get(r.json, "Item.big.S")), (int)n);
+    fdbt_free(&r);
+    expect_same_item("all"); /* and a small one again after it */
+}
+END_TEST
+
+/* A body that is not JSON, one too deep, and one over 64 KiB that breaks off: each is
+ * refused as DynamoDB refuses it, and the request after each is parsed whole. */
+START_TEST(parse_errors_leave_the_parser_ready)
+{
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"p\"},\"v\":{\"S\":\"1\"}}}");
+    size_t n = 70000;
+    char *longbad = malloc(n + 100);
+    ck_assert_ptr_nonnull(longbad);
+    int at = snprintf(longbad, 100, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"");
+    memset(longbad + at, 'y', n);
+    strcpy(longbad + at + n, "\"}}"); /* one brace short */
+    char deep[4096];
+    size_t d = 0;
+    d += (size_t)snprintf(deep, sizeof deep, "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"p\"}},\"x\":");
+    for (int i = 0; i < 120; i++)
+        deep[d++] = '[';
+    for (int i = 0; i < 120; i++)
+        deep[d++] = ']';
+    deep[d++] = '}';
+    deep[d] = '\0';
+    const char *bad[] = { "{\"TableName\":\"Locks\",\"Key\":", deep, longbad, "{\"TableName\":\"Locks\"} trailing" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdbt_resp r = fdbt_call("GetItem", bad[i]);
+        ck_assert_msg(r.status == 400 && !strcmp(fdbt_error(&r), "SerializationException"), "body %zu: %ld %.200s", i,
+                      r.status, r.body ? r.body : "");
+        fdbt_free(&r);
+        r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"p\"}}}");
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(fdbt_str(&r, "Item.v.S"), "1");
+        fdbt_free(&r);
+    }
+    free(longbad);
+}
+END_TEST
+
 START_TEST(conditional_put_fails_with_item)
 {
     const char *put = "{\"TableName\":\"Locks\",\"Item\":{\"pk\":{\"S\":\"lock1\"},\"owner\":{\"S\":\"me\"}},"
@@ -758,6 +852,8 @@ static Suite *items_suite(void)
     tcase_add_test(tc, put_get_roundtrip_normalises_numbers);
     tcase_add_test(tc, request_error_texts);
     tcase_add_test(tc, projection_and_capacity);
+    tcase_add_test(tc, whole_item_answer_is_the_item);
+    tcase_add_test(tc, parse_errors_leave_the_parser_ready);
     tcase_add_test(tc, conditional_put_fails_with_item);
     tcase_add_test(tc, update_return_values);
     tcase_add_test(tc, delete_all_old);
