@@ -1,8 +1,9 @@
-/* server.c: the HTTP side of libfakedb on libmicrohttpd (a thread pool over poll(2)):
- * start and stop, reading bodies up to DynamoDB's 16 MB limit, routing to the DynamoDB
- * protocol or the /fake/ endpoints, and suspending connections that must wait (a delay
- * fault, a clock long poll) without holding a worker thread. A ticker thread resumes
- * them when due, expires items with the system clock and closes idle connections.
+/* server.c: the HTTP side of libfakedb on libmicrohttpd (one event loop over poll(2) by
+ * default, or a pool of them): start and stop, reading bodies up to DynamoDB's 16 MB
+ * limit, routing to the DynamoDB protocol or the /fake/ endpoints, and suspending
+ * connections that must wait (a delay fault, a clock long poll) without holding the
+ * loop. A ticker thread resumes them when due, expires items with the system clock and
+ * closes idle connections.
  *
  * Hostile clients: poll rather than epoll, because libmicrohttpd 0.9.75's edge-triggered
  * epoll misses a client's EOF that arrives with its last bytes (the connection then sat
@@ -795,7 +796,7 @@ fakedb *fakedb_start_sized(size_t size, const fakedb_options *given, fakedb_erro
     }
     if (db->conn_limit < 4)
         db->conn_limit = 4;
-    /* Eviction starts below the limit: each worker thread gets its share of the limit
+    /* Eviction starts below the limit: each loop gets its share of the limit
      * from libmicrohttpd, and a new connection must find room in whichever accepts it. */
     db->conn_high_water = db->conn_limit - db->conn_limit / 4;
     if (o->fake_clock) {
