@@ -51,6 +51,9 @@ point() {
   echo "$round $name $line" >&2
 }
 
+# warm [ITEMS]: a second of GetItem on the server just started, not recorded.
+warm() { "$load" 127.0.0.1 "$port" get $conns 1 ${1:-} >/dev/null; }
+
 all="get put cond-update tx"
 port=18201
 # fakedb_points ROUND PREFIX BINARY: the four workloads in memory and with --db.
@@ -58,20 +61,20 @@ fakedb_points() {
   local r=$1 prefix=$2 bin=$3
   start $port "$bin" --port $port
   "$load" 127.0.0.1 $port setup 2000
-  "$load" 127.0.0.1 $port get $conns 1 2000 >/dev/null # warm-up, not recorded
+  warm 2000
   for w in $all; do point "$r" "${prefix}mem" "$w" $conns 2000; done
   stop
   rm -f "$tmp"/bench.db*
   start $port "$bin" --port $port --db "$tmp/bench.db"
   "$load" 127.0.0.1 $port setup 2000
-  "$load" 127.0.0.1 $port get $conns 1 2000 >/dev/null
+  warm 2000
   for w in $all; do point "$r" "${prefix}db" "$w" $conns 2000; done
   stop
 }
 for r in $(seq 1 "$rounds"); do
-  start $port "$floor" $port; "$load" 127.0.0.1 $port get $conns 1 >/dev/null; point "$r" floor get $conns; stop
-  start $port "$floor" $port poll; "$load" 127.0.0.1 $port get $conns 1 >/dev/null; point "$r" floor-poll get $conns; stop
-  start $port "$floor" $port poll 1; "$load" 127.0.0.1 $port get $conns 1 >/dev/null; point "$r" floor-poll-1 get $conns; stop
+  start $port "$floor" $port; warm; point "$r" floor get $conns; stop
+  start $port "$floor" $port poll; warm; point "$r" floor-poll get $conns; stop
+  start $port "$floor" $port poll 1; warm; point "$r" floor-poll-1 get $conns; stop
   if [ -n "${BASELINE:-}" ]; then fakedb_points "$r" base- "$BASELINE"; fi
   fakedb_points "$r" "" "$fakedb"
 done
@@ -82,13 +85,13 @@ done
 for r in $(seq 1 $(( rounds > 0 ? rounds : 1 ))); do
   start $port "$fakedb" --port $port
   "$load" 127.0.0.1 $port setup 2000
-  "$load" 127.0.0.1 $port get $conns 1 2000 >/dev/null
+  warm 2000
   rss_small=$(rss_kb "$pid")
   point sweep mem-2000 get $conns 2000
   point sweep mem-2000 put $conns
   "$load" 127.0.0.1 $port setup "$big"
   rss_big=$(rss_kb "$pid")
-  "$load" 127.0.0.1 $port get $conns 1 "$big" >/dev/null
+  warm "$big"
   point sweep "mem-$big" get $conns "$big"
   point sweep "mem-$big" put $conns
   stop

@@ -403,27 +403,26 @@ int fakedb__op_get_item(fakedb__store *db, json_object *req, fakedb__reply *r)
     int64_t size = 0;
     if (rc == 0 && (raw ? fakedb__item_get_text(db, t, k, &text, &size) : fakedb__item_get(db, t, k, &item)))
         rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
-    if (rc == 0 && text) {
-        item = json_object_new_object();
-        if (item)
-            json_object_set_serializer(item, json_object_userdata_to_json_string, text, json_object_free_userdata);
-        else
-            free(text);
-        text = NULL;
-        if (!item)
-            rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
+    json_object *whole = text ? json_object_new_object() : NULL; /* it then owns text */
+    if (whole) {
+        json_object_set_serializer(whole, json_object_userdata_to_json_string, text, json_object_free_userdata);
+    } else if (text) {
+        free(text);
+        rc = fakedb__reply_fail(r, FDB_E_INTERNAL, "Internal server error");
     }
     if (rc == 0) {
         r->body = json_object_new_object();
-        if (item && raw)
-            json_object_object_add(r->body, "Item", json_object_get(item));
-        else if (item)
+        if (whole) {
+            json_object_object_add(r->body, "Item", whole);
+            whole = NULL;
+        } else if (item) {
             json_object_object_add(r->body, "Item",
                                    fakedb__apply_projection(proj, fakedb__json_get(req, "AttributesToGet"), item));
-        if (!raw)
             size = (int64_t)fakedb__item_size(item);
+        }
         fakedb__add_capacity(req, r->body, t->name, fakedb__read_units((size_t)size, consistent));
     }
+    json_object_put(whole);
     pthread_mutex_unlock(&db->lock);
 out:
     json_object_put(item);

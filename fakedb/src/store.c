@@ -361,23 +361,32 @@ void fakedb__store_close(fakedb__store *db)
     db->sql = NULL;
 }
 
+/* Steps the lookup of the item at k: SQLITE_ROW leaves *st on its row (item, size) for
+ * the caller to read and reset; anything else (SQLITE_DONE: there is none) is reset. */
+static int find_item(fakedb__store *db, const fakedb__table *t, const fakedb__key *k, sqlite3_stmt **st)
+{
+    *st = fakedb__stmt(db, "SELECT item, size FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
+    if (!*st)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(*st, 1, t->id);
+    sqlite3_bind_blob(*st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
+    sqlite3_bind_blob(*st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
+    int rc = sqlite3_step(*st);
+    if (rc != SQLITE_ROW)
+        sqlite3_reset(*st);
+    return rc;
+}
+
 int fakedb__item_get(fakedb__store *db, const fakedb__table *t, const fakedb__key *k, json_object **out)
 {
     *out = NULL;
-    sqlite3_stmt *st = fakedb__stmt(db, "SELECT item FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, t->id);
-    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
-        sqlite3_reset(st);
-        return *out ? 0 : -1;
-    }
+    sqlite3_stmt *st;
+    int rc = find_item(db, t, k, &st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : -1;
+    *out = fakedb__json_from_text((const char *)sqlite3_column_text(st, 0));
     sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return *out ? 0 : -1;
 }
 
 int fakedb__item_get_text(fakedb__store *db, const fakedb__table *t, const fakedb__key *k, char **text,
@@ -385,27 +394,20 @@ int fakedb__item_get_text(fakedb__store *db, const fakedb__table *t, const faked
 {
     *text = NULL;
     *size = 0;
-    sqlite3_stmt *st = fakedb__stmt(db, "SELECT item, size FROM fdb_items WHERE tid = ?1 AND pk = ?2 AND sk = ?3");
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, t->id);
-    sqlite3_bind_blob(st, 2, k->pk, (int)k->pk_len, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 3, k->sk, (int)k->sk_len, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        const char *json = (const char *)sqlite3_column_text(st, 0); /* then its length */
-        size_t n = (size_t)sqlite3_column_bytes(st, 0);
-        *size = sqlite3_column_int64(st, 1);
-        *text = json ? malloc(n + 1) : NULL;
-        if (*text) {
-            memcpy(*text, json, n);
-            (*text)[n] = '\0';
-        }
-        sqlite3_reset(st);
-        return *text ? 0 : -1;
+    sqlite3_stmt *st;
+    int rc = find_item(db, t, k, &st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : -1;
+    const char *json = (const char *)sqlite3_column_text(st, 0); /* then its length */
+    size_t n = (size_t)sqlite3_column_bytes(st, 0);
+    *size = sqlite3_column_int64(st, 1);
+    *text = json ? malloc(n + 1) : NULL;
+    if (*text) {
+        memcpy(*text, json, n);
+        (*text)[n] = '\0';
     }
     sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return *text ? 0 : -1;
 }
 
 int64_t fakedb__ttl_of(const fakedb__table *t, json_object *item)
