@@ -16,6 +16,23 @@ void fakedb__sweep_one(void *arg, fakedb__store *st, const char *key, const char
     fakedb__ttl_sweep(st);
 }
 
+/* One slice of removing deleted tables' rows in one database (fakedb__databases_each);
+ * *arg (a bool) becomes true when there may be more. */
+void fakedb__purge_one(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    (void)key, (void)region;
+    if (fakedb__purge_step(st) > 0)
+        *(bool *)arg = true;
+}
+
+/* All of them, a slice at a time (requests run between the slices). */
+static void purge_all(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    (void)arg, (void)key, (void)region;
+    while (fakedb__purge_step(st) > 0)
+        ;
+}
+
 static void reset_one(void *arg, fakedb__store *st, const char *key, const char *region)
 {
     (void)arg, (void)key, (void)region;
@@ -92,8 +109,8 @@ int64_t fakedb_clock_now_ms(fakedb *db)
     return db ? fakedb__now_ms(&db->clock) : 0;
 }
 
-/* A fake clock's move expires the items that became due and answers the clock long
- * polls before it returns. */
+/* A fake clock's move expires the items that became due, removes the rows of the tables
+ * deleted since the last move, and answers the clock long polls, before it returns. */
 static int clock_move(fakedb *db, bool relative, int64_t v)
 {
     if (!db)
@@ -102,6 +119,7 @@ static int clock_move(fakedb *db, bool relative, int64_t v)
     if (rc)
         return rc;
     fakedb__databases_each(db, fakedb__sweep_one, NULL);
+    fakedb__databases_each(db, purge_all, NULL);
     fakedb__wake_waiters(db);
     return 0;
 }

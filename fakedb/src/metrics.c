@@ -267,6 +267,24 @@ static void put_tables(dl_buf *b, fakedb *db)
     }
 }
 
+/* One database's line of fakedb_deleted_items_pending. */
+static void put_store_pending(void *arg, fakedb__store *st, const char *key, const char *region)
+{
+    dl_buf *b = arg;
+    pthread_mutex_lock(&st->lock);
+    int64_t n = fakedb__purge_pending(st);
+    pthread_mutex_unlock(&st->lock);
+    dl__buf_puts(b, "fakedb_deleted_items_pending");
+    if (key) {
+        dl__buf_puts(b, "{access_key=\"");
+        put_label(b, key);
+        dl__buf_puts(b, "\",region=\"");
+        put_label(b, region);
+        dl__buf_puts(b, "\"}");
+    }
+    put_fmt(b, " %" PRId64 "\n", n);
+}
+
 static void put_faults(dl_buf *b, const fakedb__metrics *m)
 {
     head(b, "fakedb_faults_fired_total", "counter",
@@ -285,6 +303,9 @@ char *fakedb__metrics_text(fakedb *db, unsigned open_connections, size_t *len)
     put_errors(&b, &db->metrics);
     put_durations(&b, &db->metrics);
     put_tables(&b, db);
+    head(&b, "fakedb_deleted_items_pending", "gauge",
+         "Items of deleted tables not yet removed (DeleteTable answers at once; the rows go in the background).");
+    fakedb__databases_each(db, put_store_pending, &b);
     put_faults(&b, &db->metrics);
     head(&b, "fakedb_open_connections", "gauge",
          "Client connections open now (the scrape's own included).");

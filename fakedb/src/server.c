@@ -164,6 +164,7 @@ static void *ticker_main(void *arg)
 {
     fakedb *db = arg;
     int64_t next_sweep = fakedb__mono_ms() + 1000;
+    int64_t next_purge = next_sweep;
     int64_t reap_every = db->idle_timeout_ms / 4 < 1000 ? db->idle_timeout_ms / 4 : 1000;
     if (reap_every < 10)
         reap_every = 10;
@@ -197,6 +198,16 @@ static void *ticker_main(void *arg)
             next_sweep = fakedb__mono_ms() + 1000;
             continue;
         }
+        /* a deleted table's rows: a slice per database, then a millisecond for the
+         * requests, until none is left; looked for once a second */
+        if (!fake && fakedb__mono_ms() >= next_purge) {
+            bool more = false;
+            pthread_mutex_unlock(&db->wait_lock);
+            fakedb__databases_each(db, fakedb__purge_one, &more);
+            pthread_mutex_lock(&db->wait_lock);
+            next_purge = fakedb__mono_ms() + (more ? 1 : 1000);
+            continue;
+        }
         if (fakedb__mono_ms() >= next_reap) {
             pthread_mutex_unlock(&db->wait_lock);
             reap_idle(db);
@@ -208,6 +219,8 @@ static void *ticker_main(void *arg)
             next = next_reap;
         if (!fake && next > next_sweep)
             next = next_sweep;
+        if (!fake && next > next_purge)
+            next = next_purge;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         int64_t wait_ms = next - fakedb__mono_ms();

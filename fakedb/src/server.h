@@ -32,6 +32,7 @@ void fakedb__wake_waiters(fakedb *db);
 /* control.c: reset, fakedb_create_table, the clock's moves, the version; and the expiry
  * of one database's items (fakedb__databases_each), which the ticker runs too. */
 void fakedb__sweep_one(void *arg, fakedb__store *st, const char *key, const char *region);
+void fakedb__purge_one(void *arg, fakedb__store *st, const char *key, const char *region);
 
 /* admin.c: returns 1 when the request is a clock wait to suspend (until_ms and
  * timeout_ms filled), 2 when it is a console long poll for requests to suspend (until_ms:

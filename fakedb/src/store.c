@@ -150,7 +150,10 @@ static const char *const k_schema =
     "CREATE TABLE IF NOT EXISTS fdb_stream_records(sid INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " created_ms INTEGER NOT NULL, event TEXT NOT NULL, keys TEXT NOT NULL, new_image TEXT,"
     " old_image TEXT, size INTEGER NOT NULL, by_ttl INTEGER NOT NULL,"
-    " PRIMARY KEY(sid, seq)) WITHOUT ROWID;";
+    " PRIMARY KEY(sid, seq)) WITHOUT ROWID;"
+    /* the deleted tables whose rows are still being removed (fakedb__purge_step) and how
+     * many of their items are left */
+    "CREATE TABLE IF NOT EXISTS fdb_purge(tid INTEGER PRIMARY KEY, items INTEGER NOT NULL);";
 
 /* The stored key in columns 0 (partition) and 1 (sort) of a row. False when it does not
  * fit a key (a file written by something else). */
@@ -282,6 +285,13 @@ static int load_tables(fakedb__store *db)
         if (load_stream(db, t))
             return -1;
     }
+    /* a deleted table's id is not given again while its rows are being removed */
+    st = fakedb__stmt(db, "SELECT coalesce(max(tid), 0) FROM fdb_purge");
+    if (!st)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) >= db->next_table_id)
+        db->next_table_id = sqlite3_column_int64(st, 0) + 1;
+    sqlite3_reset(st);
     st = fakedb__stmt(db, "SELECT max(coalesce((SELECT max(seq) FROM fdb_stream_records), 0),"
                           " coalesce((SELECT max(max(start_seq, end_seq)) FROM fdb_streams), 0))");
     if (!st)
@@ -620,11 +630,91 @@ static int delete_by_tid(fakedb__store *db, const char *sql, int64_t tid)
 
 int fakedb__table_drop(fakedb__store *db, fakedb__table *t)
 {
-    if (delete_by_tid(db, "DELETE FROM fdb_items WHERE tid = ?1", t->id) ||
-        delete_by_tid(db, "DELETE FROM fdb_index WHERE tid = ?1", t->id) ||
-        delete_by_tid(db, "DELETE FROM fdb_tables WHERE id = ?1", t->id))
+    if (delete_by_tid(db, "DELETE FROM fdb_tables WHERE id = ?1", t->id))
         return -1;
-    return 0;
+    sqlite3_stmt *st = fakedb__stmt(db, "INSERT OR REPLACE INTO fdb_purge(tid, items) VALUES(?1, ?2)");
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, t->id);
+    sqlite3_bind_int64(st, 2, t->item_count);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Rows removed per transaction: about a millisecond of work, after which the lock is
+ * free for the requests waiting on it. */
+#define PURGE_SLICE 1000
+
+/* Deletes up to PURGE_SLICE rows by sql (?1: the table's id, ?2: the slice); the number
+ * deleted, or -1. */
+static int64_t purge_rows(fakedb__store *db, const char *sql, int64_t tid)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, tid);
+    sqlite3_bind_int(st, 2, PURGE_SLICE);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? sqlite3_changes64(db->sql) : -1;
+}
+
+static int purge_slice(fakedb__store *db)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT tid FROM fdb_purge ORDER BY tid LIMIT 1");
+    if (!st)
+        return -1;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return 0;
+    }
+    int64_t tid = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (fakedb__tx_begin(db))
+        return -1;
+    /* the items first, then the index rows, then the table's entry */
+    int64_t n = purge_rows(db, "DELETE FROM fdb_items WHERE tid = ?1 AND (pk, sk) IN"
+                               " (SELECT pk, sk FROM fdb_items WHERE tid = ?1 LIMIT ?2)", tid);
+    if (n > 0) {
+        st = fakedb__stmt(db, "UPDATE fdb_purge SET items = max(items - ?2, 0) WHERE tid = ?1");
+        if (!st)
+            n = -1;
+        else {
+            sqlite3_bind_int64(st, 1, tid);
+            sqlite3_bind_int64(st, 2, n);
+            n = sqlite3_step(st) == SQLITE_DONE ? n : -1;
+            sqlite3_reset(st);
+        }
+    }
+    if (n == 0)
+        n = purge_rows(db, "DELETE FROM fdb_index WHERE tid = ?1 AND (iname, ipk, isk, pk, sk) IN"
+                           " (SELECT iname, ipk, isk, pk, sk FROM fdb_index WHERE tid = ?1 LIMIT ?2)", tid);
+    if (n == 0)
+        n = delete_by_tid(db, "DELETE FROM fdb_purge WHERE tid = ?1", tid);
+    if (n < 0 || fakedb__tx_commit(db)) {
+        fakedb__tx_rollback(db);
+        return -1;
+    }
+    return 1;
+}
+
+int fakedb__purge_step(fakedb__store *db)
+{
+    pthread_mutex_lock(&db->lock);
+    int rc = purge_slice(db);
+    pthread_mutex_unlock(&db->lock);
+    return rc;
+}
+
+int64_t fakedb__purge_pending(fakedb__store *db)
+{
+    sqlite3_stmt *st = fakedb__stmt(db, "SELECT coalesce(sum(items), 0) FROM fdb_purge");
+    if (!st)
+        return 0;
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return n;
 }
 
 int fakedb__index_drop(fakedb__store *db, fakedb__table *t, const char *iname)
@@ -712,6 +802,7 @@ int fakedb__store_reset(fakedb__store *db)
     rc |= exec_simple(db, "DELETE FROM fdb_tokens");
     rc |= exec_simple(db, "DELETE FROM fdb_streams");
     rc |= exec_simple(db, "DELETE FROM fdb_stream_records");
+    rc |= exec_simple(db, "DELETE FROM fdb_purge");
     fakedb__tables_clear(db);
     return rc ? -1 : 0;
 }

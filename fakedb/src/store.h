@@ -65,7 +65,13 @@ int fakedb__item_write(fakedb__store *db, fakedb__table *t, const fakedb__key *k
 int fakedb__item_remove(fakedb__store *db, fakedb__table *t, const fakedb__key *k,
                         json_object *old_item);
 int fakedb__table_save(fakedb__store *db, fakedb__table *t);
+/* Deletes t's entry and marks its rows for removal in the background
+ * (fakedb__purge_step): a DeleteTable takes the same time whatever the table holds, and
+ * t's id is not given to another table before its rows are gone (a file keeps the mark
+ * across a restart). */
 int fakedb__table_drop(fakedb__store *db, fakedb__table *t);
+/* Items of deleted tables still to be removed. */
+int64_t fakedb__purge_pending(fakedb__store *db);
 int fakedb__index_fill(fakedb__store *db, fakedb__table *t, const fakedb__index *ix);
 int fakedb__index_drop(fakedb__store *db, fakedb__table *t, const char *iname);
 int fakedb__ttl_refresh(fakedb__store *db, fakedb__table *t);
@@ -142,6 +148,12 @@ int fakedb__stream_records(fakedb__store *db, int64_t sid, int64_t from, int lim
 /* Drops the records older than retention (a stream's trim_seq follows) and the streams
  * disabled longer than retention; runs its own transaction. */
 int fakedb__streams_trim(fakedb__store *db, int64_t now_ms);
+
+/* store.c: removes up to 1,000 rows of a deleted table in a transaction of its own,
+ * taking and releasing db->lock (the caller calls again while it answers 1, so that
+ * requests run between the slices). 1: it removed some, 0: nothing is left, -1: sqlite
+ * failed. */
+int fakedb__purge_step(fakedb__store *db);
 
 /* ttl.c: deletes the items whose time to live is due on db->clock; takes db->lock. */
 int fakedb__ttl_sweep(fakedb__store *db);

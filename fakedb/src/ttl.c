@@ -55,28 +55,37 @@ static int sweep_table(fakedb__store *db, fakedb__table *t, int64_t now_s)
     return rc < 0 ? rc : (int)n;
 }
 
+/* A batch of at most 1,000 items per transaction, with the lock released between the
+ * batches (requests run between them); the tables are visited in the order of their ids,
+ * found again after each batch since one may be deleted in between. */
 int fakedb__ttl_sweep(fakedb__store *db)
 {
     int64_t now_s = fakedb__now_ms(db->clock) / 1000;
+    int64_t done_id = INT64_MIN; /* the tables up to this id are swept */
     int total = 0;
-    pthread_mutex_lock(&db->lock);
-    for (fakedb__table *t = db->tables; t; t = t->next) {
-        if (!t->ttl_attr)
-            continue;
-        for (;;) {
-            if (fakedb__tx_begin(db))
-                break;
-            int n = sweep_table(db, t, now_s);
+    for (;;) {
+        pthread_mutex_lock(&db->lock);
+        fakedb__table *t = NULL;
+        for (fakedb__table *x = db->tables; x; x = x->next)
+            if (x->ttl_attr && x->id > done_id && (!t || x->id < t->id))
+                t = x;
+        if (!t) {
+            fakedb__streams_trim(db, fakedb__now_ms(db->clock));
+            pthread_mutex_unlock(&db->lock);
+            return total;
+        }
+        int n = -1;
+        if (fakedb__tx_begin(db) == 0) {
+            n = sweep_table(db, t, now_s);
             if (n < 0 || fakedb__tx_commit(db)) {
                 fakedb__tx_rollback(db);
-                break;
+                n = -1;
             }
-            total += n;
-            if (n < 1000)
-                break;
         }
+        if (n < 1000)
+            done_id = t->id;
+        if (n > 0)
+            total += n;
+        pthread_mutex_unlock(&db->lock);
     }
-    fakedb__streams_trim(db, fakedb__now_ms(db->clock));
-    pthread_mutex_unlock(&db->lock);
-    return total;
 }

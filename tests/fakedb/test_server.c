@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sigv4.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -727,6 +728,192 @@ START_TEST(fault_unprocessed_batches)
 }
 END_TEST
 
+/* n items in table with exp = exp_s (25 per BatchWriteItem). */
+static void put_expiring(const char *table, const char *prefix, int n, long long exp_s)
+{
+    char body[8192];
+    for (int i = 0; i < n;) {
+        size_t len = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"%s\":[", table);
+        for (int j = 0; j < 25 && i < n; j++, i++)
+            len += (size_t)snprintf(body + len, sizeof body - len,
+                                    "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s%d\"},\"exp\":{\"N\":\"%lld\"}}}}",
+                                    j ? "," : "", prefix, i, exp_s);
+        snprintf(body + len, sizeof body - len, "]}}");
+        fdbt_resp r = fdbt_call("BatchWriteItem", body);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_int_eq((int)json_object_object_length(fdbt_get(r.json, "UnprocessedItems")), 0);
+        fdbt_free(&r);
+    }
+}
+
+static int scan_count(const char *table)
+{
+    char body[128];
+    snprintf(body, sizeof body, "{\"TableName\":\"%s\",\"Select\":\"COUNT\"}", table);
+    fdbt_resp r = fdbt_call("Scan", body);
+    ck_assert_int_eq(r.status, 200);
+    int n = json_object_get_int(fdbt_get(r.json, "Count"));
+    fdbt_free(&r);
+    return n;
+}
+
+/* The sweep deletes 1,000 items per transaction: 2,300 due items of one table (three
+ * slices) and those of a second table all go at one clock move; one not yet due stays. */
+START_TEST(ttl_sweeps_in_slices)
+{
+    fdbt_table("Second", NULL, NULL);
+#define TTL_ON(t) "{\"TableName\":\"" t "\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}"
+    fdbt_expect_ok("UpdateTimeToLive", TTL_ON("Locks"));
+    fdbt_expect_ok("UpdateTimeToLive", TTL_ON("Second"));
+#undef TTL_ON
+    long long now_s = 1700000000;
+    put_expiring("Locks", "due", 2300, now_s + 10);
+    put_expiring("Locks", "later", 1, now_s + 3600);
+    put_expiring("Second", "due", 7, now_s + 10);
+    ck_assert_int_eq(scan_count("Locks"), 2301);
+    ck_assert_int_eq(fakedb_clock_advance(fdbt_db, 10 * 1000), 0);
+    ck_assert_int_eq(scan_count("Locks"), 1);
+    ck_assert_int_eq(scan_count("Second"), 0);
+    fdbt_resp r = fdbt_call("GetItem", "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"later0\"}}}");
+    ck_assert_ptr_nonnull(fdbt_get(r.json, "Item"));
+    fdbt_free(&r);
+}
+END_TEST
+
+/* fakedb_deleted_items_pending from GET /fake/metrics; -1 when the scrape failed or has
+ * no such line. Any thread: it asserts nothing. */
+static long long pending_items(void)
+{
+    fdbt_resp r = fdbt_raw("GET", "/fake/metrics", NULL, NULL, NULL, NULL, 0);
+    long long n = -1;
+    const char *line = r.status == 200 && r.body ? strstr(r.body, "\nfakedb_deleted_items_pending ") : NULL;
+    if (line)
+        n = strtoll(line + strlen("\nfakedb_deleted_items_pending "), NULL, 10);
+    fdbt_free(&r);
+    return n;
+}
+
+/* A table Gone (pk, sk) with an index on g and n items, each in the index. */
+static void make_gone(int n)
+{
+    fdbt_expect_ok("CreateTable",
+                   "{\"TableName\":\"Gone\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+                   "{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                   "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                   "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
+                   "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}],\"BillingMode\":\"PAY_PER_REQUEST\"}");
+    char body[8192];
+    for (int i = 0; i < n;) {
+        size_t len = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"Gone\":[");
+        for (int j = 0; j < 25 && i < n; j++, i++)
+            len += (size_t)snprintf(body + len, sizeof body - len,
+                                    "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"p%d\"},\"sk\":{\"S\":\"s\"},\"g\":{\"S\":\"g%d\"}}}}",
+                                    j ? "," : "", i, i % 7);
+        snprintf(body + len, sizeof body - len, "]}}");
+        fdbt_resp r = fdbt_call("BatchWriteItem", body);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_int_eq((int)json_object_object_length(fdbt_get(r.json, "UnprocessedItems")), 0);
+        fdbt_free(&r);
+    }
+}
+
+/* One integer from the file's sqlite (the server stopped). */
+static long long file_count(const char *path, const char *sql)
+{
+    sqlite3 *f = NULL;
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(path, &f, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_msg(sqlite3_prepare_v2(f, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(f));
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    long long n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(f);
+    return n;
+}
+
+#define ORPHAN_ITEMS "SELECT count(*) FROM fdb_items WHERE tid NOT IN (SELECT id FROM fdb_tables)"
+#define ORPHAN_INDEX "SELECT count(*) FROM fdb_index WHERE tid NOT IN (SELECT id FROM fdb_tables)"
+
+/* DeleteTable answers without removing the rows; on the fake clock they go at the next
+ * clock move, in slices of 1,000 (2,100 items and 2,100 index rows: three of each). Until
+ * then the mark survives a restart, and no table is given the deleted one's id: the
+ * table made again after the restart (the deleted one had the only id) is empty. */
+START_TEST(deleted_table_rows_go_on_clock_move)
+{
+    char dir[] = "/tmp/fakedb-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/data.db", dir);
+    fdbt_stop();
+    fdbt_start(path);
+    ck_assert_int_eq(pending_items(), 0);
+    make_gone(2100);
+    fdbt_expect_ok("DeleteTable", "{\"TableName\":\"Gone\"}");
+    ck_assert_int_eq(pending_items(), 2100);
+    fdbt_stop();
+    ck_assert_int_eq(file_count(path, "SELECT count(*) FROM fdb_tables"), 0);
+    ck_assert_int_eq(file_count(path, ORPHAN_ITEMS), 2100);
+    ck_assert_int_eq(file_count(path, ORPHAN_INDEX), 2100);
+    long long gone_id = file_count(path, "SELECT tid FROM fdb_purge");
+
+    fdbt_start(path);
+    ck_assert_int_eq(pending_items(), 2100);
+    fdbt_table("Gone", "sk", "S");
+    fdbt_resp r = fdbt_call("Scan", "{\"TableName\":\"Gone\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 0);
+    fdbt_free(&r);
+    fdbt_expect_ok("PutItem", "{\"TableName\":\"Gone\",\"Item\":{\"pk\":{\"S\":\"p1\"},\"sk\":{\"S\":\"new\"}}}");
+    r = fdbt_raw("POST", "/fake/clock/advance", NULL, "application/json", NULL, "{\"ms\":0}", 8);
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    ck_assert_int_eq(pending_items(), 0);
+    r = fdbt_call("Scan", "{\"TableName\":\"Gone\"}");
+    ck_assert_int_eq(json_object_get_int(fdbt_get(r.json, "Count")), 1);
+    ck_assert_str_eq(fdbt_str(&r, "Items.0.sk.S"), "new");
+    fdbt_free(&r);
+    fdbt_stop();
+    ck_assert_int_eq(file_count(path, ORPHAN_ITEMS), 0);
+    ck_assert_int_eq(file_count(path, ORPHAN_INDEX), 0);
+    ck_assert_int_eq(file_count(path, "SELECT count(*) FROM fdb_purge"), 0);
+    ck_assert_int_gt(file_count(path, "SELECT id FROM fdb_tables WHERE name = 'Gone'"), gone_id);
+    ck_assert_int_eq(file_count(path, "SELECT count(*) FROM fdb_items"), 1);
+    fdbt_start(NULL);
+    fdbt_remove_dir(dir);
+}
+END_TEST
+
+/* With the system clock the server removes them by itself (it looks once a second): the
+ * test waits for the gauge to reach 0, up to 30 s. /fake/reset drops the marks too. */
+START_TEST(deleted_table_rows_go_by_themselves)
+{
+    fdbt_stop();
+    fakedb_options o = { 0 };
+    fdbt_start_opts(&o);
+    make_gone(1500);
+    fdbt_expect_ok("DeleteTable", "{\"TableName\":\"Gone\"}");
+    long long n = pending_items();
+    ck_assert_int_ge(n, 0);
+    ck_assert_int_le(n, 1500);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    const struct timespec tick = { 0, 20 * 1000000L };
+    while ((n = pending_items()) > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        ck_assert_msg(now.tv_sec - start.tv_sec < 30, "%lld items of the deleted table are still there after 30 s", n);
+        nanosleep(&tick, NULL);
+    }
+    ck_assert_int_eq(n, 0);
+    make_gone(10);
+    fdbt_expect_ok("DeleteTable", "{\"TableName\":\"Gone\"}");
+    fdbt_resp r = fdbt_raw("POST", "/fake/reset", NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    fdbt_free(&r);
+    ck_assert_int_eq(pending_items(), 0);
+    fdbt_stop();
+    fdbt_start(NULL);
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
     Suite *s = suite_create("fakedb_protocol");
@@ -749,12 +936,15 @@ static Suite *admin_suite(void)
     tcase_add_test(tc, admin_clock);
     tcase_add_test(tc, clock_long_poll);
     tcase_add_test(tc, ttl_follows_clock);
+    tcase_add_test(tc, ttl_sweeps_in_slices);
     tcase_add_test(tc, fault_error_and_count);
     tcase_add_test(tc, fault_lost_response_applies_write);
     tcase_add_test(tc, fault_delay_and_stats);
     tcase_add_test(tc, fault_unprocessed_batches);
     tcase_add_test(tc, durable_file_survives_restart);
     tcase_add_test(tc, durable_file_past_checkpoints);
+    tcase_add_test(tc, deleted_table_rows_go_on_clock_move);
+    tcase_add_test(tc, deleted_table_rows_go_by_themselves);
     suite_add_tcase(s, tc);
     return s;
 }
