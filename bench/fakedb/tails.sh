@@ -5,7 +5,8 @@
 # event loops as in the earlier rounds, and poll with one, fakedb's default), repeated
 # ROUNDS times with every server started afresh in each round and warmed up by a second
 # of GetItem before it is measured (so each round compares side by side on this shared
-# machine); then the size sweep: GetItem and PutItem with
+# machine), and what a GetItem costs the server and the load generator in CPU, beside
+# the floor, on the shared cores and pinned to one each; then the size sweep: GetItem and PutItem with
 # 2,000 and BIG items, a 1 MB Query page from a partition of 12,000 and of 100,000
 # items beside the same 1 MB read as the whole of a partition of 10,000 items (the
 # reference: what 1 MB costs when the partition holds nothing else), and the memory per
@@ -71,7 +72,38 @@ fakedb_points() {
   for w in $all; do point "$r" "${prefix}db" "$w" $conns 2000; done
   stop
 }
+# What a GetItem costs: the server's and the load generator's CPU per request, both
+# sharing the two cores (as in the points above) and with the load generator on CPU 0
+# and the server alone on CPU 1 (the capacity of one core: the server's own cost then
+# decides its rate; unpinned, the floor's rate is the load generator's as much as its).
+tick=$(getconf CLK_TCK)
+TIMEFORMAT='%3U %3S'
+pinned=$(( $(nproc) >= 2 ))
+# cpoint ROUND NAME PIN [ITEMS]: GetItem at $conns connections; PIN 1: the load generator
+# on CPU 0.
+cpoint() {
+  local round=$1 name=$2 pin=$3 items=${4:-}
+  local a b pre=""
+  [ "$pin" = 1 ] && pre="taskset -c 0"
+  $pre "$load" 127.0.0.1 "$port" get "$conns" 1 $items >/dev/null
+  a=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  { time $pre "$load" 127.0.0.1 "$port" get "$conns" "$secs" $items >"$tmp/cpoint.out" 2>/dev/null || true; } 2>"$tmp/cpoint.time"
+  b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  awk -v r="$round" -v n="$name" -v t=$(( b - a )) -v hz="$tick" -v c="$(cat "$tmp/cpoint.time")" \
+    '{split(c, u, " "); printf "%s %s %s %.1f %.1f\n", r, n, $4, ($3 > 0 ? t * 1e6 / hz / $3 : 0),
+                                ($3 > 0 ? (u[1] + u[2]) * 1e6 / $3 : 0)}' "$tmp/cpoint.out" >>"$tmp/capacity.txt"
+  echo "$round $name $(cat "$tmp/cpoint.out")" >&2
+}
+: >"$tmp/capacity.txt"
 for r in $(seq 1 "$rounds"); do
+  if [ "$pinned" = 1 ]; then
+    start $port "$floor" $port poll; cpoint "$r" floor-poll 0; stop
+    start $port "$fakedb" --port $port; "$load" 127.0.0.1 $port setup 2000
+    cpoint "$r" fakedb 0 2000; stop
+    start $port taskset -c 1 "$floor" $port poll 1; cpoint "$r" floor-poll-1-pinned 1; stop
+    start $port taskset -c 1 "$fakedb" --port $port; "$load" 127.0.0.1 $port setup 2000
+    cpoint "$r" fakedb-pinned 1 2000; stop
+  fi
   start $port "$floor" $port; warm; point "$r" floor get $conns; stop
   start $port "$floor" $port poll; warm; point "$r" floor-poll get $conns; stop
   start $port "$floor" $port poll 1; warm; point "$r" floor-poll-1 get $conns; stop
@@ -149,6 +181,20 @@ awk '$1 != "sweep" {k = $2 " " $3; keys[k] = 1; n[k]++; i = n[k];
             for (j = 1; j <= m; j++) ratio[k, j] = sprintf("%.1f", ratio[k, j]);
             printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], med(rps, k, m), med(p50, k, m),
                    med(p99, k, m), med(p999, k, m), med(ratio, k, m), med(rel, k, m), med(rel1, k, m) } }' "$results" | sort
+if [ -s "$tmp/capacity.txt" ]; then
+  echo
+  echo "What a GetItem costs, per round: CPU per request (us) of the server and of the load"
+  echo "generator; the two cores' limit is 2 s of CPU over their sum; pinned: the load generator"
+  echo "on CPU 0, the server alone on CPU 1:"
+  echo
+  echo "| round | server | req/s | server CPU | load generator CPU | 2 cores' limit, req/s | req/s / floor |"
+  echo "|---|---|---|---|---|---|---|"
+  awk '{r[NR] = $0; if ($2 == "floor-poll" || $2 == "floor-poll-1-pinned") fl[$1, ($2 ~ /pinned/)] = $3}
+       END {for (i = 1; i <= NR; i++) { split(r[i], f, " ");
+              printf "| %s | %s | %s | %s | %s | %.0f | %.2f |\n", f[1], f[2], f[3], f[4], f[5],
+                     (f[4] + f[5] > 0 ? 2e6 / (f[4] + f[5]) : 0),
+                     (fl[f[1], (f[2] ~ /pinned/)] > 0 ? f[3] / fl[f[1], (f[2] ~ /pinned/)] : 0) } }' "$tmp/capacity.txt"
+fi
 echo
 echo "Size sweep (in memory; query: 1 connection, a Query of the partition with no Limit):"
 echo
