@@ -646,15 +646,14 @@ int fakedb__table_drop(fakedb__store *db, fakedb__table *t)
  * free for the requests waiting on it. */
 #define PURGE_SLICE 1000
 
-/* Deletes up to PURGE_SLICE rows by sql (?1: the table's id, ?2: the slice); the number
- * deleted, or -1. */
-static int64_t purge_rows(fakedb__store *db, const char *sql, int64_t tid)
+/* Runs sql with ?1 the table's id and ?2 v; the rows it changed, or -1. */
+static int64_t run_tid(fakedb__store *db, const char *sql, int64_t tid, int64_t v)
 {
     sqlite3_stmt *st = fakedb__stmt(db, sql);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, tid);
-    sqlite3_bind_int(st, 2, PURGE_SLICE);
+    sqlite3_bind_int64(st, 2, v);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? sqlite3_changes64(db->sql) : -1;
@@ -673,23 +672,14 @@ static int purge_slice(fakedb__store *db)
     sqlite3_reset(st);
     if (fakedb__tx_begin(db))
         return -1;
-    /* the items first, then the index rows, then the table's entry */
-    int64_t n = purge_rows(db, "DELETE FROM fdb_items WHERE tid = ?1 AND (pk, sk) IN"
-                               " (SELECT pk, sk FROM fdb_items WHERE tid = ?1 LIMIT ?2)", tid);
-    if (n > 0) {
-        st = fakedb__stmt(db, "UPDATE fdb_purge SET items = max(items - ?2, 0) WHERE tid = ?1");
-        if (!st)
-            n = -1;
-        else {
-            sqlite3_bind_int64(st, 1, tid);
-            sqlite3_bind_int64(st, 2, n);
-            n = sqlite3_step(st) == SQLITE_DONE ? n : -1;
-            sqlite3_reset(st);
-        }
-    }
+    /* the items first (counted down in the mark), then the index rows, then the mark */
+    int64_t n = run_tid(db, "DELETE FROM fdb_items WHERE tid = ?1 AND (pk, sk) IN"
+                            " (SELECT pk, sk FROM fdb_items WHERE tid = ?1 LIMIT ?2)", tid, PURGE_SLICE);
+    if (n > 0 && run_tid(db, "UPDATE fdb_purge SET items = max(items - ?2, 0) WHERE tid = ?1", tid, n) < 0)
+        n = -1;
     if (n == 0)
-        n = purge_rows(db, "DELETE FROM fdb_index WHERE tid = ?1 AND (iname, ipk, isk, pk, sk) IN"
-                           " (SELECT iname, ipk, isk, pk, sk FROM fdb_index WHERE tid = ?1 LIMIT ?2)", tid);
+        n = run_tid(db, "DELETE FROM fdb_index WHERE tid = ?1 AND (iname, ipk, isk, pk, sk) IN"
+                        " (SELECT iname, ipk, isk, pk, sk FROM fdb_index WHERE tid = ?1 LIMIT ?2)", tid, PURGE_SLICE);
     if (n == 0)
         n = delete_by_tid(db, "DELETE FROM fdb_purge WHERE tid = ?1", tid);
     if (n < 0 || fakedb__tx_commit(db)) {

@@ -728,22 +728,44 @@ START_TEST(fault_unprocessed_batches)
 }
 END_TEST
 
-/* n items in table with exp = exp_s (25 per BatchWriteItem). */
-static void put_expiring(const char *table, const char *prefix, int n, long long exp_s)
+/* n items into table, 25 per BatchWriteItem: item(i, arg) writes the i-th item's JSON. */
+static void batch_put(const char *table, int n, void (*item)(char *out, size_t cap, int i, const void *arg),
+                      const void *arg)
 {
     char body[8192];
     for (int i = 0; i < n;) {
         size_t len = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"%s\":[", table);
-        for (int j = 0; j < 25 && i < n; j++, i++)
-            len += (size_t)snprintf(body + len, sizeof body - len,
-                                    "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s%d\"},\"exp\":{\"N\":\"%lld\"}}}}",
-                                    j ? "," : "", prefix, i, exp_s);
+        for (int j = 0; j < 25 && i < n; j++, i++) {
+            len += (size_t)snprintf(body + len, sizeof body - len, "%s{\"PutRequest\":{\"Item\":", j ? "," : "");
+            item(body + len, sizeof body - len, i, arg);
+            len += strlen(body + len);
+            len += (size_t)snprintf(body + len, sizeof body - len, "}}");
+        }
+        ck_assert_uint_lt(len + 3, sizeof body);
         snprintf(body + len, sizeof body - len, "]}}");
         fdbt_resp r = fdbt_call("BatchWriteItem", body);
         ck_assert_int_eq(r.status, 200);
         ck_assert_int_eq((int)json_object_object_length(fdbt_get(r.json, "UnprocessedItems")), 0);
         fdbt_free(&r);
     }
+}
+
+typedef struct expiring {
+    const char *prefix;
+    long long exp_s;
+} expiring;
+
+static void expiring_item(char *out, size_t cap, int i, const void *arg)
+{
+    const expiring *e = arg;
+    snprintf(out, cap, "{\"pk\":{\"S\":\"%s%d\"},\"exp\":{\"N\":\"%lld\"}}", e->prefix, i, e->exp_s);
+}
+
+/* n items in table with exp = exp_s. */
+static void put_expiring(const char *table, const char *prefix, int n, long long exp_s)
+{
+    expiring e = { prefix, exp_s };
+    batch_put(table, n, expiring_item, &e);
 }
 
 static int scan_count(const char *table)
@@ -793,6 +815,12 @@ static long long pending_items(void)
     return n;
 }
 
+static void gone_item(char *out, size_t cap, int i, const void *arg)
+{
+    (void)arg;
+    snprintf(out, cap, "{\"pk\":{\"S\":\"p%d\"},\"sk\":{\"S\":\"s\"},\"g\":{\"S\":\"g%d\"}}", i, i % 7);
+}
+
 /* A table Gone (pk, sk) with an index on g and n items, each in the index. */
 static void make_gone(int n)
 {
@@ -802,19 +830,7 @@ static void make_gone(int n)
                    "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
                    "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byG\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
                    "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}],\"BillingMode\":\"PAY_PER_REQUEST\"}");
-    char body[8192];
-    for (int i = 0; i < n;) {
-        size_t len = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"Gone\":[");
-        for (int j = 0; j < 25 && i < n; j++, i++)
-            len += (size_t)snprintf(body + len, sizeof body - len,
-                                    "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"p%d\"},\"sk\":{\"S\":\"s\"},\"g\":{\"S\":\"g%d\"}}}}",
-                                    j ? "," : "", i, i % 7);
-        snprintf(body + len, sizeof body - len, "]}}");
-        fdbt_resp r = fdbt_call("BatchWriteItem", body);
-        ck_assert_int_eq(r.status, 200);
-        ck_assert_int_eq((int)json_object_object_length(fdbt_get(r.json, "UnprocessedItems")), 0);
-        fdbt_free(&r);
-    }
+    batch_put("Gone", n, gone_item, NULL);
 }
 
 /* One integer from the file's sqlite (the server stopped). */
